@@ -1,0 +1,47 @@
+"""quat-ik: quaternion CCD inverse kinematics with swing/twist reach-window joint limits.
+
+This file holds registration only. Importing the package must not import ``bpy`` (the
+solver in ``quat_ik_addon.solver`` is used without Blender), so every Blender-facing
+module is imported inside ``register()`` / ``unregister()``.
+"""
+
+# Read by Blender 3.4-4.1, which load the package as a legacy add-on; 4.2+ read
+# blender_manifest.toml instead and ignore this.
+bl_info = {
+    "name": "Quat IK",
+    "author": "quat-ik developers",
+    "version": (0, 1, 0),
+    "blender": (3, 4, 0),
+    "location": "View3D > Sidebar > Quat IK",
+    "description": "Quaternion CCD inverse kinematics with swing/twist reach-window joint limits",
+    "category": "Animation",
+}
+
+
+def _registered_classes() -> tuple:
+    """The one table of classes, in registration order (property groups before users)."""
+    from .blender import operators, panels, properties
+
+    return (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES)
+
+
+def register() -> None:
+    import bpy
+
+    from .blender import properties, runtime
+
+    for cls in _registered_classes():
+        bpy.utils.register_class(cls)
+    properties.attach()
+    runtime.register()
+
+
+def unregister() -> None:
+    import bpy
+
+    from .blender import properties, runtime
+
+    runtime.unregister()
+    properties.detach()
+    for cls in reversed(_registered_classes()):
+        bpy.utils.unregister_class(cls)

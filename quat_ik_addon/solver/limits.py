@@ -1,0 +1,217 @@
+"""Joint limits: small objects with one ``clamp`` each, so a new limit is one new class.
+
+Every limit is measured from the bone's REST pose (the identity pose rotation), never from
+the incoming pose, and every ``clamp`` returns a pose inside the limit whatever it is given,
+so a start pose outside the limits is brought inside at the first step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import quaternion as quat
+from .reach_windows import ReachWindow, ReachWindows
+
+Array = NDArray[np.float64]
+
+CLAMP_MODES = ("closest", "boundary")
+
+
+@dataclass(frozen=True)
+class AngleRange:
+    """A closed range of angles [minimum, maximum] in radians within [−π, π].
+
+    It need not contain zero (a knee bending 0.5°…170° is common). Angles outside go to the
+    nearer end measured round the circle, which is the in-range angle closest to them.
+    """
+
+    minimum: float
+    maximum: float
+
+    def __post_init__(self) -> None:
+        if not (-np.pi - 1e-12 <= self.minimum <= self.maximum <= np.pi + 1e-12):
+            raise ValueError(f"angle range [{self.minimum}, {self.maximum}] must satisfy -pi <= min <= max <= pi")
+
+    @property
+    def is_full_circle(self) -> bool:
+        return self.maximum - self.minimum >= 2.0 * np.pi - 1e-12
+
+    def contains(self, angle: ArrayLike, tolerance: float = 1e-12) -> NDArray[np.bool_]:
+        angle = np.asarray(angle, dtype=float)
+        if self.is_full_circle:
+            return np.ones(angle.shape, dtype=bool)
+        return (angle >= self.minimum - tolerance) & (angle <= self.maximum + tolerance)
+
+    def clamp(self, angle: ArrayLike) -> Array:
+        angle = quat.wrap_angle(angle)
+        if self.is_full_circle:
+            return angle
+        below = np.abs(quat.wrap_angle(self.minimum - angle))
+        above = np.abs(quat.wrap_angle(angle - self.maximum))
+        end = np.where(below <= above, self.minimum, self.maximum)
+        return np.where(self.contains(angle, 0.0), angle, end)
+
+    def distance_outside(self, angle: ArrayLike) -> Array:
+        angle = quat.wrap_angle(angle)
+        return np.abs(quat.wrap_angle(self.clamp(angle) - angle))
+
+
+@dataclass(frozen=True)
+class FreeJoint:
+    """Any rotation."""
+
+    stiffness: float = 0.0
+
+    def clamp(self, q: Array) -> Array:
+        return quat.normalize(q)
+
+    def violation(self, q: Array) -> Array:
+        return np.zeros(np.shape(q)[:-1])
+
+    def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
+        return self.clamp(_swing_step(q, to_effector, to_target, self.stiffness))
+
+
+@dataclass(frozen=True)
+class FixedJoint:
+    """No rotation: the bone stays at its rest orientation."""
+
+    stiffness: float = 1.0
+
+    def clamp(self, q: Array) -> Array:
+        return np.broadcast_to(quat.IDENTITY, np.shape(q)).copy()
+
+    def violation(self, q: Array) -> Array:
+        return quat.angle_between(q, quat.IDENTITY)
+
+    def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
+        return self.clamp(q)
+
+
+@dataclass(frozen=True)
+class HingeJoint:
+    """Rotation about one axis of the bone's rest frame (elbow, knee), optionally in a range.
+
+    van den Bergen 2014's revolute joint; Zhong 2000's bend joint.
+    """
+
+    axis: Array
+    angle_range: AngleRange | None = None
+    stiffness: float = 0.0
+
+    def __post_init__(self) -> None:
+        axis = np.asarray(self.axis, dtype=float)
+        object.__setattr__(self, "axis", axis / np.linalg.norm(axis))
+
+    def angle(self, q: Array) -> Array:
+        """Hinge angle of the rotation about the axis nearest q."""
+        return quat.twist_about(q, self.axis)
+
+    def clamp_angle(self, angle: ArrayLike) -> Array:
+        return quat.wrap_angle(angle) if self.angle_range is None else self.angle_range.clamp(angle)
+
+    def clamp(self, q: Array) -> Array:
+        return quat.from_axis_angle(self.axis, self.clamp_angle(self.angle(q)))
+
+    def violation(self, q: Array) -> Array:
+        return quat.angle_between(q, self.clamp(q))
+
+    def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
+        """Exact coordinate-descent step for one revolute DoF: turn by the signed angle
+        between the two vectors projected across the axis (van den Bergen 2014), then clamp."""
+        along_e = to_effector - (to_effector @ self.axis)[..., None] * self.axis
+        along_t = to_target - (to_target @ self.axis)[..., None] * self.axis
+        turn = np.arctan2(np.cross(along_e, along_t) @ self.axis, np.einsum("...i,...i->...", along_e, along_t))
+        return quat.from_axis_angle(self.axis, self.clamp_angle(self.angle(q) + (1.0 - self.stiffness) * turn))
+
+
+@dataclass(frozen=True)
+class BallJoint:
+    """Swing through reach windows and twist about the bone in a range (Blow 2002).
+
+    q = S·T_y(twist) with S the simple rotation from +Y to the bone direction d = q·ŷ. The
+    direction is clamped into the union of ``windows`` (none: any direction) with ``clamp_mode``
+    "closest" (Blow's nearest allowed direction) or "boundary" (Wilhelms–Van Gelder's wall
+    crossing), and the twist into ``twist_range`` (None: free twist).
+    """
+
+    windows: tuple[ReachWindow, ...] = ()
+    twist_range: AngleRange | None = None
+    clamp_mode: str = "closest"
+    stiffness: float = 0.0
+    use_fast_paths: bool = True
+
+    def __post_init__(self) -> None:
+        if self.clamp_mode not in CLAMP_MODES:
+            raise ValueError(f"clamp_mode must be one of {CLAMP_MODES}, not {self.clamp_mode!r}")
+        object.__setattr__(self, "windows", tuple(self.windows))
+
+    @property
+    def reach(self) -> ReachWindows | None:
+        return ReachWindows(self.windows) if self.windows else None
+
+    def _inside(self, q: Array) -> NDArray[np.bool_]:
+        """Rows that certainly need no clamping, by the cheapest tests first (Blow's fast paths)."""
+        reach = self.reach
+        inside = np.ones(q.shape[:-1], dtype=bool)
+        if reach is not None:
+            d = quat.rotate_y_axis(q)
+            if self.use_fast_paths:
+                accepted = reach.early_accept(d)
+                undecided = ~accepted
+                if np.any(undecided):
+                    accepted[undecided] = reach.contains(d[undecided], 0.0)
+                inside = accepted
+            else:
+                inside = reach.contains(d, 0.0)
+        if self.twist_range is not None and not self.twist_range.is_full_circle:
+            inside = inside & self.twist_range.contains(quat.swing_twist_y(q)[1], 0.0)
+        return inside
+
+    def clamp(self, q: Array) -> Array:
+        q = quat.normalize(q)
+        if self.reach is None and self.twist_range is None:
+            return q
+        inside = self._inside(q)
+        if np.all(inside):
+            return q
+        outside = ~inside
+        direction, twist = quat.swing_twist_y(q[outside])
+        if self.reach is not None:
+            direction = self.reach.clamp(direction, self.clamp_mode)
+        if self.twist_range is not None:
+            twist = self.twist_range.clamp(twist)
+        clamped = q.copy()
+        clamped[outside] = quat.multiply(quat.rotation_from_y(direction), quat.from_y_angle(twist))
+        return clamped
+
+    def violation(self, q: Array) -> Array:
+        """How far outside, in radians: swing angle outside the windows plus twist outside."""
+        direction, twist = quat.swing_twist_y(quat.normalize(q))
+        outside = np.zeros(direction.shape[:-1])
+        if self.reach is not None:
+            outside = outside + self.reach.angle_outside(direction)
+        if self.twist_range is not None:
+            outside = outside + self.twist_range.distance_outside(twist)
+        return outside
+
+    def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
+        return self.clamp(_swing_step(q, to_effector, to_target, self.stiffness))
+
+
+def _swing_step(q: Array, to_effector: Array, to_target: Array, stiffness: float) -> Array:
+    """CCD's unconstrained step: the simple rotation turning the effector onto the target,
+    scaled by (1 − stiffness) (Zhong 2000's damping), composed before the current pose.
+
+    Both vectors are in the bone's pre-rotation frame, where a world turn Δ becomes Δ·q.
+    """
+    turn = quat.rotation_between(to_effector, to_target)
+    if stiffness > 0.0:
+        turn = quat.slerp_from_identity(turn, 1.0 - stiffness)
+    return quat.multiply(turn, q)
+
+
+JointLimit = FreeJoint | FixedJoint | HingeJoint | BallJoint

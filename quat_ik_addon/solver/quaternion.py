@@ -1,0 +1,224 @@
+"""Batched unit-quaternion algebra on ``(..., 4)`` arrays in (w, x, y, z) order."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Array = NDArray[np.float64]
+
+IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
+
+# Below this, 1 + a·b is treated as zero: a and b are antiparallel and the shortest arc is
+# not unique (float64 rounding leaves ~1e-16; the margin keeps the cross product meaningful).
+_ANTIPARALLEL_EPSILON = 1e-12
+
+
+def multiply(p: ArrayLike, q: ArrayLike) -> Array:
+    """Hamilton product p·q (apply q first, then p)."""
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    pw, px, py, pz = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    qw, qx, qy, qz = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack(
+        (
+            pw * qw - px * qx - py * qy - pz * qz,
+            pw * qx + px * qw + py * qz - pz * qy,
+            pw * qy - px * qz + py * qw + pz * qx,
+            pw * qz + px * qy - py * qx + pz * qw,
+        ),
+        axis=-1,
+    )
+
+
+def conjugate(q: ArrayLike) -> Array:
+    """Inverse of a unit quaternion."""
+    q = np.asarray(q, dtype=float)
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def normalize(q: ArrayLike) -> Array:
+    """Unit quaternion; a zero quaternion becomes the identity rather than NaN."""
+    q = np.asarray(q, dtype=float)
+    norm = np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
+    safe = norm > 1e-300
+    return np.where(safe, q / np.where(safe, norm, 1.0), IDENTITY)
+
+
+def canonical(q: ArrayLike) -> Array:
+    """The representative with w >= 0 (q and -q are the same rotation)."""
+    q = np.asarray(q, dtype=float)
+    return np.where(q[..., :1] < 0.0, -q, q)
+
+
+def rotate(q: ArrayLike, v: ArrayLike) -> Array:
+    """Rotate vectors v by unit quaternions q: v + 2w(u×v) + 2u×(u×v)."""
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    w = q[..., :1]
+    u = q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def rotate_y_axis(q: ArrayLike) -> Array:
+    """q·ŷ, the bone direction, without a full rotation (two components of ŷ are zero)."""
+    q = np.asarray(q, dtype=float)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack((2.0 * (x * y - w * z), w * w - x * x + y * y - z * z, 2.0 * (y * z + w * x)), axis=-1)
+
+
+def y_of_rotated_y_axis(q: ArrayLike) -> Array:
+    """ŷ·(q·ŷ) = w² − x² + y² − z²: Blow 2002's early-accept test moved to the +Y bone axis."""
+    q = np.asarray(q, dtype=float)
+    return q[..., 0] ** 2 - q[..., 1] ** 2 + q[..., 2] ** 2 - q[..., 3] ** 2
+
+
+def from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> Array:
+    """Rotation by ``angle`` radians about the unit ``axis``."""
+    axis = np.asarray(axis, dtype=float)
+    half = 0.5 * np.asarray(angle, dtype=float)[..., None]
+    return np.concatenate((np.cos(half), np.sin(half) * axis), axis=-1)
+
+
+def from_y_angle(angle: ArrayLike) -> Array:
+    """Rotation by ``angle`` radians about the local +Y (bone) axis."""
+    half = 0.5 * np.asarray(angle, dtype=float)
+    zero = np.zeros_like(half)
+    return np.stack((np.cos(half), zero, np.sin(half), zero), axis=-1)
+
+
+def any_perpendicular(v: ArrayLike) -> Array:
+    """A unit vector perpendicular to v, chosen continuously away from the axis it avoids.
+
+    Crosses v with the coordinate axis least aligned with it (Hocevar's robust choice for the
+    antiparallel case of the rotation between two vectors, as quoted on the CCDIK page).
+    """
+    v = np.asarray(v, dtype=float)
+    use_x = np.abs(v[..., 0:1]) <= np.abs(v[..., 2:3])
+    other = np.where(use_x, np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0]))
+    p = np.cross(v, other)
+    return p / np.maximum(np.linalg.norm(p, axis=-1, keepdims=True), 1e-300)
+
+
+def rotation_between(a: ArrayLike, b: ArrayLike) -> Array:
+    """The simple (shortest-arc) rotation taking direction a onto direction b.
+
+    Half-way quaternion (1 + a·b, a×b) normalised — Blow 2002, Listing 1; the normaliser
+    squared length is 2(1 + a·b) for unit inputs. Antiparallel inputs rotate 180° about a
+    perpendicular axis (Hocevar). Inputs need not be unit; zero vectors give the identity.
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    norm_ab = np.sqrt(np.einsum("...i,...i->...", a, a) * np.einsum("...i,...i->...", b, b))
+    real = norm_ab + np.einsum("...i,...i->...", a, b)
+    antiparallel = real <= _ANTIPARALLEL_EPSILON * norm_ab
+    axis = np.where(antiparallel[..., None], any_perpendicular(a), np.cross(a, b))
+    real = np.where(antiparallel, 0.0, real)
+    # A zero-length input has no direction: no rotation (normalize maps 0 to the identity).
+    degenerate = (norm_ab <= 1e-300)[..., None]
+    return normalize(np.where(degenerate, 0.0, np.concatenate((real[..., None], axis), axis=-1)))
+
+
+def rotation_from_y(d: ArrayLike) -> Array:
+    """Simple rotation taking +Y onto the unit direction d (Blow's S): its y component is 0.
+
+    With a = ŷ the cross product is (d_z, 0, -d_x) and the dot product d_y; for d = −Y the
+    result is 180° about +Z, the same choice Blender makes for a bone pointing down −Y.
+    """
+    d = np.asarray(d, dtype=float)
+    real = 1.0 + d[..., 1]
+    q = np.stack((real, d[..., 2], np.zeros_like(real), -d[..., 0]), axis=-1)
+    antiparallel = real <= _ANTIPARALLEL_EPSILON
+    return np.where(antiparallel[..., None], np.array([0.0, 0.0, 0.0, 1.0]), normalize(q))
+
+
+def swing_twist_y(q: ArrayLike) -> tuple[Array, Array]:
+    """Split q = S·T_y(twist): S the simple rotation from +Y to d = q·ŷ, twist about the bone.
+
+    Blow 2002 writes q = T·S with T about d; both twists have the same angle. Returns the
+    bone direction d and the twist angle in (−π, π].
+    """
+    q = np.asarray(q, dtype=float)
+    d = rotate_y_axis(q)
+    swing = rotation_from_y(d)
+    twist_q = multiply(conjugate(swing), q)
+    twist = 2.0 * np.arctan2(twist_q[..., 2], twist_q[..., 0])
+    return d, wrap_angle(twist)
+
+
+def twist_about(q: ArrayLike, axis: ArrayLike) -> Array:
+    """Angle of the rotation about the unit ``axis`` closest to q, in (−π, π].
+
+    The closest rotation of the form (cos φ/2, sin φ/2·axis) maximises |w cos + (v·axis) sin|,
+    i.e. φ = 2·atan2(v·axis, w): the twist part of a swing-twist split about ``axis``.
+    """
+    q = np.asarray(q, dtype=float)
+    along = np.einsum("...i,...i->...", q[..., 1:], np.asarray(axis, dtype=float))
+    return wrap_angle(2.0 * np.arctan2(along, q[..., 0]))
+
+
+def wrap_angle(angle: ArrayLike) -> Array:
+    """Wrap to (−π, π]."""
+    angle = np.asarray(angle, dtype=float)
+    wrapped = np.mod(angle + np.pi, 2.0 * np.pi) - np.pi
+    return np.where(wrapped == -np.pi, np.pi, wrapped)
+
+
+def angle_between(p: ArrayLike, q: ArrayLike) -> Array:
+    """Rotation angle (radians, in [0, π]) of p⁻¹·q.
+
+    2·atan2(|v|, |w|) of the relative rotation keeps full precision near zero, where
+    2·acos(p·q) loses half the digits.
+    """
+    relative = multiply(conjugate(p), q)
+    return 2.0 * np.arctan2(np.linalg.norm(relative[..., 1:], axis=-1), np.abs(relative[..., 0]))
+
+
+def direction_angle(a: ArrayLike, b: ArrayLike) -> Array:
+    """Angle (radians, in [0, π]) between directions, precise near 0 and π (atan2 form)."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    return np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.einsum("...i,...i->...", a, b))
+
+
+def slerp_from_identity(q: ArrayLike, fraction: ArrayLike) -> Array:
+    """q^fraction: the same axis, ``fraction`` of the angle (shortest way round)."""
+    q = canonical(q)
+    fraction = np.asarray(fraction, dtype=float)
+    half = np.arctan2(np.linalg.norm(q[..., 1:], axis=-1), q[..., 0])
+    sin_half = np.sin(half)
+    scale = np.where(sin_half > 1e-12, np.sin(fraction * half) / np.where(sin_half > 1e-12, sin_half, 1.0), fraction)
+    return normalize(np.concatenate((np.cos(fraction * half)[..., None], q[..., 1:] * scale[..., None]), axis=-1))
+
+
+def to_matrix(q: ArrayLike) -> Array:
+    """3×3 rotation matrices (column vectors: M @ v rotates v)."""
+    q = np.asarray(q, dtype=float)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack(
+        (
+            np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)), axis=-1),
+            np.stack((2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)), axis=-1),
+            np.stack((2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)), axis=-1),
+        ),
+        axis=-2,
+    )
+
+
+def from_matrix(m: ArrayLike) -> Array:
+    """Unit quaternions (w >= 0) from 3×3 rotation matrices (Shoemake's branch on the trace)."""
+    m = np.asarray(m, dtype=float)
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    candidates = np.stack(
+        (
+            np.stack((1 + m00 + m11 + m22, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]), -1),
+            np.stack((m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]), -1),
+            np.stack((m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0], 1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]), -1),
+            np.stack((m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22), -1),
+        ),
+        axis=-2,
+    )
+    best = np.argmax(np.stack((1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22), -1), -1)
+    q = np.take_along_axis(candidates, best[..., None, None], axis=-2)[..., 0, :]
+    return canonical(normalize(q))

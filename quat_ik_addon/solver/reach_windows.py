@@ -1,0 +1,307 @@
+"""Reach windows: the set of directions a bone may point in (Blow 2002, "Limiting Reach").
+
+A window is a convex loop hung in the plane at unit distance from the joint along a centre
+direction c. A direction passes through it when it lies in the cone over the loop, so a
+circle of radius tan θ is the cone of half-angle θ (gnomonic projection). Every shape here
+answers three questions for batches of unit directions ``(N, 3)`` in the bone's rest frame:
+
+* ``contains``: does the direction pass through the window?
+* ``closest``: the allowed direction nearest on the unit sphere (Blow's clamp; defined for
+  every direction, including those behind the window plane).
+* ``crossing``: where the great arc from the window's reference direction towards the
+  direction leaves the window (Wilhelms & Van Gelder 2001's clamp, which does not linger in
+  corners but grinds along walls).
+
+and gives an inscribed circular cone (``accept_axis``, ``accept_cos``) for Blow's cheap
+early-accept dot product.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .quaternion import any_perpendicular, direction_angle
+
+Array = NDArray[np.float64]
+
+CONTAINS_TOLERANCE = 1e-12
+
+
+def _unit(v: ArrayLike) -> Array:
+    v = np.asarray(v, dtype=float)
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def _dot(a: Array, b: Array) -> Array:
+    return np.einsum("...i,...i->...", a, b)
+
+
+def _towards(reference: Array, d: Array) -> Array:
+    """Unit tangent at ``reference`` pointing along the great arc towards d.
+
+    Where d is (anti)parallel to the reference the arc is not unique; a fixed perpendicular
+    keeps the answer deterministic.
+    """
+    along = d - _dot(d, reference)[..., None] * reference
+    norm = np.linalg.norm(along, axis=-1, keepdims=True)
+    fallback = np.broadcast_to(any_perpendicular(reference), along.shape)
+    return np.where(norm > 1e-12, along / np.maximum(norm, 1e-300), fallback)
+
+
+@dataclass(frozen=True, eq=False)
+class ConeWindow:
+    """Circular cone of ``half_angle`` radians (0 < half_angle ≤ π) around ``center``."""
+
+    center: Array
+    half_angle: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "center", _unit(self.center))
+
+    @property
+    def accept_axis(self) -> Array:
+        return self.center
+
+    @property
+    def accept_cos(self) -> float:
+        return float(np.cos(self.half_angle))
+
+    @property
+    def reference(self) -> Array:
+        return self.center
+
+    def contains(self, d: Array, tolerance: float = CONTAINS_TOLERANCE) -> NDArray[np.bool_]:
+        return _dot(d, self.center) >= np.cos(self.half_angle) - tolerance
+
+    def _on_rim_towards(self, d: Array) -> Array:
+        w = _towards(self.center, d)
+        return np.cos(self.half_angle) * self.center + np.sin(self.half_angle) * w
+
+    def closest(self, d: Array) -> Array:
+        return np.where(self.contains(d, 0.0)[..., None], d, self._on_rim_towards(d))
+
+    def crossing(self, d: Array) -> Array:
+        # The arc from the centre meets the rim at the closest point: both clamps agree.
+        return self.closest(d)
+
+
+@dataclass(frozen=True, eq=False)
+class EllipticConeWindow:
+    """Elliptical cone: the gnomonic ellipse (x/tan a)² + (y/tan b)² ≤ 1 in the window plane.
+
+    ``plane_x``, ``plane_y`` span the plane (unit, perpendicular to ``center``); ``half_angles``
+    are (a, b) in radians, each in (0, π/2). Zhong 2000 notes a hip needs such a cone.
+    """
+
+    center: Array
+    plane_x: Array
+    plane_y: Array
+    half_angles: tuple[float, float]
+    _radii: Array = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "center", _unit(self.center))
+        object.__setattr__(self, "plane_x", _unit(self.plane_x))
+        object.__setattr__(self, "plane_y", _unit(self.plane_y))
+        object.__setattr__(self, "_radii", np.tan(np.asarray(self.half_angles, dtype=float)))
+
+    @property
+    def accept_axis(self) -> Array:
+        return self.center
+
+    @property
+    def accept_cos(self) -> float:
+        return float(np.cos(min(self.half_angles)))
+
+    @property
+    def reference(self) -> Array:
+        return self.center
+
+    def contains(self, d: Array, tolerance: float = CONTAINS_TOLERANCE) -> NDArray[np.bool_]:
+        along = _dot(d, self.center)
+        x = _dot(d, self.plane_x) / self._radii[0]
+        y = _dot(d, self.plane_y) / self._radii[1]
+        # Quadratic cone x² + y² ≤ along², on the front nappe only.
+        return (along > -tolerance) & (x * x + y * y <= along * along + tolerance)
+
+    def rim(self, angle: ArrayLike) -> Array:
+        """Unit directions through the ellipse at parameter ``angle``."""
+        angle = np.asarray(angle, dtype=float)[..., None]
+        point = (
+            self.center
+            + self._radii[0] * np.cos(angle) * self.plane_x
+            + self._radii[1] * np.sin(angle) * self.plane_y
+        )
+        return _unit(point)
+
+    def crossing(self, d: Array) -> Array:
+        # Great arcs through the centre are rays from the origin in gnomonic coordinates, so
+        # the arc towards d leaves through the rim point on the ray (d·x, d·y).
+        x = _dot(d, self.plane_x) / self._radii[0]
+        y = _dot(d, self.plane_y) / self._radii[1]
+        rim = self.rim(np.arctan2(y, x))
+        return np.where(self.contains(d, 0.0)[..., None], d, rim)
+
+    def closest(self, d: Array, coarse_samples: int = 64, refine_steps: int = 48) -> Array:
+        """Nearest rim direction by a coarse scan and golden-section refinement of d·rim(φ).
+
+        d·rim(φ) has no closed-form maximiser; the coarse scan brackets the global maximum and
+        golden-section search (unimodal within one bracket) refines it to ~1e-10 rad.
+        """
+        inside = self.contains(d, 0.0)
+        if np.all(inside):
+            return d
+        step = 2.0 * np.pi / coarse_samples
+        grid = np.arange(coarse_samples) * step
+        scores = np.einsum("...i,ki->...k", d, self.rim(grid))
+        lo = grid[np.argmax(scores, axis=-1)] - step
+        hi = lo + 2.0 * step
+        ratio = (np.sqrt(5.0) - 1.0) / 2.0
+        for _ in range(refine_steps):
+            left = hi - ratio * (hi - lo)
+            right = lo + ratio * (hi - lo)
+            left_better = _dot(d, self.rim(left)) >= _dot(d, self.rim(right))
+            hi = np.where(left_better, right, hi)
+            lo = np.where(left_better, lo, left)
+        return np.where(inside[..., None], d, self.rim(0.5 * (lo + hi)))
+
+
+@dataclass(frozen=True, eq=False)
+class PolygonWindow:
+    """Convex polygon in the window plane; the allowed directions form a polygonal cone.
+
+    ``vertices`` are (K, 2) plane coordinates (x along ``plane_x``, y along ``plane_y``) of a
+    convex polygon, either winding. The cone is the intersection of the half-spaces
+    n_k·d ≥ 0 with n_k the normal of the plane through the origin and edge k.
+    """
+
+    center: Array
+    plane_x: Array
+    plane_y: Array
+    vertices: Array
+    corner_directions: Array = field(init=False, repr=False)
+    edge_normals: Array = field(init=False, repr=False)
+    _reference: Array = field(init=False, repr=False)
+    _accept_cos: float = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        center, plane_x, plane_y = _unit(self.center), _unit(self.plane_x), _unit(self.plane_y)
+        vertices = np.asarray(self.vertices, dtype=float)
+        corners = _unit(center + vertices[:, :1] * plane_x + vertices[:, 1:] * plane_y)
+        normals = _unit(np.cross(corners, np.roll(corners, -1, axis=0)))
+        reference = _unit(center + vertices.mean(axis=0) @ np.stack((plane_x, plane_y)))
+        normals = normals * np.sign(normals @ reference)[:, None]  # point inwards, any winding
+        # Blow's inscribed circle: the cone around the reference that touches the nearest wall.
+        accept_angle = float(np.min(np.arcsin(np.clip(normals @ reference, -1.0, 1.0))))
+        for name, value in (
+            ("center", center),
+            ("plane_x", plane_x),
+            ("plane_y", plane_y),
+            ("vertices", vertices),
+            ("corner_directions", corners),
+            ("edge_normals", normals),
+            ("_reference", reference),
+            ("_accept_cos", float(np.cos(accept_angle))),
+        ):
+            object.__setattr__(self, name, value)
+
+    @property
+    def accept_axis(self) -> Array:
+        return self._reference
+
+    @property
+    def accept_cos(self) -> float:
+        return self._accept_cos
+
+    @property
+    def reference(self) -> Array:
+        """The centroid direction: always inside, the start of Wilhelms–Van Gelder's arc."""
+        return self._reference
+
+    def contains(self, d: Array, tolerance: float = CONTAINS_TOLERANCE) -> NDArray[np.bool_]:
+        return np.all(d @ self.edge_normals.T >= -tolerance, axis=-1)
+
+    def closest(self, d: Array) -> Array:
+        """Maximise d·p over the cone's rim: edge projections that land on their edge, or corners."""
+        inside = self.contains(d, 0.0)
+        if np.all(inside):
+            return d
+        normals = self.edge_normals
+        starts = self.corner_directions
+        ends = np.roll(starts, -1, axis=0)
+        along_normal = d @ normals.T  # (N, K)
+        projected = d[..., None, :] - along_normal[..., None] * normals  # (N, K, 3)
+        length = np.linalg.norm(projected, axis=-1)
+        on_plane = projected / np.maximum(length, 1e-300)[..., None]
+        within_edge = (
+            (length > 1e-12)
+            & (_dot(np.cross(starts, on_plane), normals) >= 0.0)
+            & (_dot(np.cross(on_plane, ends), normals) >= 0.0)
+        )
+        edge_scores = np.where(within_edge, _dot(on_plane, d[..., None, :]), -np.inf)
+        corner_scores = d @ starts.T
+        candidates = np.concatenate((on_plane, np.broadcast_to(starts, on_plane.shape)), axis=-2)
+        best = np.argmax(np.concatenate((edge_scores, corner_scores), axis=-1), axis=-1)
+        nearest = np.take_along_axis(candidates, best[..., None, None], axis=-2)[..., 0, :]
+        return np.where(inside[..., None], d, nearest)
+
+    def crossing(self, d: Array) -> Array:
+        """First wall met on the great arc from the reference direction towards d.
+
+        On p(φ) = cos φ·r + sin φ·w, wall k's n_k·p = a cos φ + b sin φ with a = n_k·r > 0
+        first vanishes at φ = atan2(b, a) + π/2.
+        """
+        r = self._reference
+        w = _towards(r, d)
+        target_angle = np.arctan2(_dot(d, w), d @ r)
+        a = self.edge_normals @ r
+        b = w @ self.edge_normals.T
+        wall_angle = np.min(np.arctan2(b, a) + 0.5 * np.pi, axis=-1)
+        angle = np.minimum(wall_angle, target_angle)[..., None]
+        exit_point = np.cos(angle) * r + np.sin(angle) * w
+        return np.where(self.contains(d, 0.0)[..., None], d, exit_point)
+
+
+ReachWindow = ConeWindow | EllipticConeWindow | PolygonWindow
+
+
+@dataclass(frozen=True)
+class ReachWindows:
+    """Union of windows: a joint may point through any of them (beyond a hemisphere too)."""
+
+    windows: tuple[ReachWindow, ...]
+
+    def contains(self, d: Array, tolerance: float = CONTAINS_TOLERANCE) -> NDArray[np.bool_]:
+        inside = self.windows[0].contains(d, tolerance)
+        for window in self.windows[1:]:
+            inside = inside | window.contains(d, tolerance)
+        return inside
+
+    def early_accept(self, d: Array) -> NDArray[np.bool_]:
+        """Blow's inscribed-circle test: True guarantees inside, False decides nothing."""
+        accepted = d @ self.windows[0].accept_axis >= self.windows[0].accept_cos
+        for window in self.windows[1:]:
+            accepted = accepted | (d @ window.accept_axis >= window.accept_cos)
+        return accepted
+
+    def clamp(self, d: Array, mode: str = "closest") -> Array:
+        """Allowed direction for d: per window by ``mode``, the one nearest d wins."""
+        best = self.windows[0].closest(d) if mode == "closest" else self.windows[0].crossing(d)
+        if len(self.windows) == 1:
+            return best
+        best_score = _dot(best, d)
+        for window in self.windows[1:]:
+            candidate = window.closest(d) if mode == "closest" else window.crossing(d)
+            score = _dot(candidate, d)
+            better = score > best_score
+            best = np.where(better[..., None], candidate, best)
+            best_score = np.where(better, score, best_score)
+        return best
+
+    def angle_outside(self, d: Array) -> Array:
+        """Angular distance (radians) from d to the nearest allowed direction; 0 inside."""
+        nearest = self.clamp(d, "closest")
+        return direction_angle(nearest, d) * ~self.contains(d)
