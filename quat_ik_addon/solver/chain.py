@@ -111,6 +111,10 @@ class Chain:
             effector=effector,
         )
 
+    def random_poses(self, rng: np.random.Generator, count: int) -> Array:
+        """(count, n, 4) random pose rotations inside every joint's limits."""
+        return np.stack([limit.sample(rng, count) for limit in self.limits], axis=1)
+
     def rest_pose(self, batch: int | None = None) -> Array:
         """Identity pose rotations, (n, 4) or (batch, n, 4)."""
         shape = (self.n_bones, 4) if batch is None else (batch, self.n_bones, 4)

@@ -54,6 +54,12 @@ class AngleRange:
         end = np.where(below <= above, self.minimum, self.maximum)
         return np.where(self.contains(angle, 0.0), angle, end)
 
+    def sample(self, rng: np.random.Generator, count: int) -> Array:
+        """Uniformly random angles inside the range."""
+        if self.is_full_circle:
+            return rng.uniform(-np.pi, np.pi, count)
+        return rng.uniform(self.minimum, self.maximum, count)
+
     def distance_outside(self, angle: ArrayLike) -> Array:
         angle = quat.wrap_angle(angle)
         return np.abs(quat.wrap_angle(self.clamp(angle) - angle))
@@ -74,6 +80,10 @@ class FreeJoint:
     def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
         return self.clamp(_swing_step(q, to_effector, to_target, self.stiffness))
 
+    def sample(self, rng: np.random.Generator, count: int) -> Array:
+        """Uniformly random rotations (normalised 4D Gaussians are uniform on SO(3))."""
+        return quat.normalize(rng.normal(size=(count, 4)))
+
 
 @dataclass(frozen=True)
 class FixedJoint:
@@ -89,6 +99,9 @@ class FixedJoint:
 
     def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
         return self.clamp(q)
+
+    def sample(self, rng: np.random.Generator, count: int) -> Array:
+        return np.broadcast_to(quat.IDENTITY, (count, 4)).copy()
 
 
 @dataclass(frozen=True)
@@ -126,6 +139,10 @@ class HingeJoint:
         along_t = to_target - (to_target @ self.axis)[..., None] * self.axis
         turn = np.arctan2(np.cross(along_e, along_t) @ self.axis, np.einsum("...i,...i->...", along_e, along_t))
         return quat.from_axis_angle(self.axis, self.clamp_angle(self.angle(q) + (1.0 - self.stiffness) * turn))
+
+    def sample(self, rng: np.random.Generator, count: int) -> Array:
+        angles = rng.uniform(-np.pi, np.pi, count) if self.angle_range is None else self.angle_range.sample(rng, count)
+        return quat.from_axis_angle(self.axis, angles)
 
 
 @dataclass(frozen=True)
@@ -200,6 +217,27 @@ class BallJoint:
 
     def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
         return self.clamp(_swing_step(q, to_effector, to_target, self.stiffness))
+
+    def sample(self, rng: np.random.Generator, count: int, tries: int = 64) -> Array:
+        """Random poses inside the limit: directions uniform over the allowed part of the
+        sphere (rejection sampling; after ``tries`` rounds the rest are clamped in), twist
+        uniform over its range."""
+        directions = _uniform_directions(rng, count)
+        if self.reach is not None:
+            pending = ~self.reach.contains(directions, 0.0)
+            for _ in range(tries):
+                if not np.any(pending):
+                    break
+                directions[pending] = _uniform_directions(rng, int(np.count_nonzero(pending)))
+                pending[pending] = ~self.reach.contains(directions[pending], 0.0)
+            directions[pending] = self.reach.clamp(directions[pending], "closest")
+        twist_range = self.twist_range or AngleRange(-np.pi, np.pi)
+        return quat.multiply(quat.rotation_from_y(directions), quat.from_y_angle(twist_range.sample(rng, count)))
+
+
+def _uniform_directions(rng: np.random.Generator, count: int) -> Array:
+    v = rng.normal(size=(count, 3))
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
 def _swing_step(q: Array, to_effector: Array, to_target: Array, stiffness: float) -> Array:

@@ -104,16 +104,20 @@ def any_perpendicular(v: ArrayLike) -> Array:
 def rotation_between(a: ArrayLike, b: ArrayLike) -> Array:
     """The simple (shortest-arc) rotation taking direction a onto direction b.
 
-    Half-way quaternion (1 + a·b, a×b) normalised — Blow 2002, Listing 1; the normaliser
-    squared length is 2(1 + a·b) for unit inputs. Antiparallel inputs rotate 180° about a
-    perpendicular axis (Hocevar). Inputs need not be unit; zero vectors give the identity.
+    Half-way quaternion (|a||b| + a·b, a×b) normalised (Blow 2002, Listing 1; Hocevar's
+    robust form on the CCDIK page). Near antiparallel the real part is computed as
+    |a×b|²/(|a||b| − a·b), equal but without cancellation; exactly antiparallel inputs turn
+    180° about a perpendicular axis. Inputs need not be unit; a zero vector gives the identity.
     """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     norm_ab = np.sqrt(np.einsum("...i,...i->...", a, a) * np.einsum("...i,...i->...", b, b))
-    real = norm_ab + np.einsum("...i,...i->...", a, b)
-    antiparallel = real <= _ANTIPARALLEL_EPSILON * norm_ab
-    axis = np.where(antiparallel[..., None], any_perpendicular(a), np.cross(a, b))
+    dot = np.einsum("...i,...i->...", a, b)
+    cross = np.cross(a, b)
+    cross_squared = np.einsum("...i,...i->...", cross, cross)
+    real = np.where(dot >= 0.0, norm_ab + dot, cross_squared / np.maximum(norm_ab - dot, 1e-300))
+    antiparallel = (dot < 0.0) & (cross_squared <= (_ANTIPARALLEL_EPSILON * norm_ab) ** 2)
+    axis = np.where(antiparallel[..., None], any_perpendicular(a), cross)
     real = np.where(antiparallel, 0.0, real)
     # A zero-length input has no direction: no rotation (normalize maps 0 to the identity).
     degenerate = (norm_ab <= 1e-300)[..., None]
@@ -123,13 +127,16 @@ def rotation_between(a: ArrayLike, b: ArrayLike) -> Array:
 def rotation_from_y(d: ArrayLike) -> Array:
     """Simple rotation taking +Y onto the unit direction d (Blow's S): its y component is 0.
 
-    With a = ŷ the cross product is (d_z, 0, -d_x) and the dot product d_y; for d = −Y the
-    result is 180° about +Z, the same choice Blender makes for a bone pointing down −Y.
+    With a = ŷ the cross product is (d_z, 0, -d_x) and the real part 1 + d_y, computed as
+    (d_x² + d_z²)/(1 − d_y) for d_y < 0 to keep precision near −Y (Blender's
+    vec_roll_to_mat3 guards the same spot). For d = −Y the result is 180° about +Z, the choice
+    Blender makes for a bone pointing down −Y.
     """
     d = np.asarray(d, dtype=float)
-    real = 1.0 + d[..., 1]
+    across_squared = d[..., 0] ** 2 + d[..., 2] ** 2
+    real = np.where(d[..., 1] >= 0.0, 1.0 + d[..., 1], across_squared / np.maximum(1.0 - d[..., 1], 1e-300))
     q = np.stack((real, d[..., 2], np.zeros_like(real), -d[..., 0]), axis=-1)
-    antiparallel = real <= _ANTIPARALLEL_EPSILON
+    antiparallel = (d[..., 1] < 0.0) & (across_squared <= _ANTIPARALLEL_EPSILON**2)
     return np.where(antiparallel[..., None], np.array([0.0, 0.0, 0.0, 1.0]), normalize(q))
 
 
@@ -212,13 +219,47 @@ def from_matrix(m: ArrayLike) -> Array:
     m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
     candidates = np.stack(
         (
-            np.stack((1 + m00 + m11 + m22, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]), -1),
-            np.stack((m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]), -1),
-            np.stack((m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0], 1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]), -1),
-            np.stack((m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22), -1),
+            np.stack(
+                (
+                    1 + m00 + m11 + m22,
+                    m[..., 2, 1] - m[..., 1, 2],
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 1, 0] - m[..., 0, 1],
+                ),
+                -1,
+            ),
+            np.stack(
+                (
+                    m[..., 2, 1] - m[..., 1, 2],
+                    1 + m00 - m11 - m22,
+                    m[..., 0, 1] + m[..., 1, 0],
+                    m[..., 0, 2] + m[..., 2, 0],
+                ),
+                -1,
+            ),
+            np.stack(
+                (
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 0, 1] + m[..., 1, 0],
+                    1 - m00 + m11 - m22,
+                    m[..., 1, 2] + m[..., 2, 1],
+                ),
+                -1,
+            ),
+            np.stack(
+                (
+                    m[..., 1, 0] - m[..., 0, 1],
+                    m[..., 0, 2] + m[..., 2, 0],
+                    m[..., 1, 2] + m[..., 2, 1],
+                    1 - m00 - m11 + m22,
+                ),
+                -1,
+            ),
         ),
         axis=-2,
     )
-    best = np.argmax(np.stack((1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22), -1), -1)
+    best = np.argmax(
+        np.stack((1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22), -1), -1
+    )
     q = np.take_along_axis(candidates, best[..., None, None], axis=-2)[..., 0, :]
     return canonical(normalize(q))

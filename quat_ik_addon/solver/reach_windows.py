@@ -131,9 +131,7 @@ class EllipticConeWindow:
         """Unit directions through the ellipse at parameter ``angle``."""
         angle = np.asarray(angle, dtype=float)[..., None]
         point = (
-            self.center
-            + self._radii[0] * np.cos(angle) * self.plane_x
-            + self._radii[1] * np.sin(angle) * self.plane_y
+            self.center + self._radii[0] * np.cos(angle) * self.plane_x + self._radii[1] * np.sin(angle) * self.plane_y
         )
         return _unit(point)
 
@@ -145,11 +143,21 @@ class EllipticConeWindow:
         rim = self.rim(np.arctan2(y, x))
         return np.where(self.contains(d, 0.0)[..., None], d, rim)
 
-    def closest(self, d: Array, coarse_samples: int = 64, refine_steps: int = 48) -> Array:
-        """Nearest rim direction by a coarse scan and golden-section refinement of d·rim(φ).
+    def _rim_slope(self, d: Array, angle: Array) -> Array:
+        """d/dφ of d·rim(φ): for g = c + a cos φ·x + b sin φ·y, rim' = (g' − rim (rim·g'))/|g|."""
+        angle = angle[..., None]
+        g = self.center + self._radii[0] * np.cos(angle) * self.plane_x + self._radii[1] * np.sin(angle) * self.plane_y
+        g_prime = -self._radii[0] * np.sin(angle) * self.plane_x + self._radii[1] * np.cos(angle) * self.plane_y
+        length = np.linalg.norm(g, axis=-1, keepdims=True)
+        rim = g / length
+        return _dot(d, (g_prime - rim * _dot(rim, g_prime)[..., None]) / length)
 
-        d·rim(φ) has no closed-form maximiser; the coarse scan brackets the global maximum and
-        golden-section search (unimodal within one bracket) refines it to ~1e-10 rad.
+    def closest(self, d: Array, coarse_samples: int = 64, refine_steps: int = 60) -> Array:
+        """Nearest rim direction: a coarse scan brackets the maximum of d·rim(φ), bisection on
+        the sign of its slope refines it to float precision.
+
+        d·rim(φ) has no closed-form maximiser. Bisecting on the slope rather than comparing
+        values matters: the values are flat at the top and only resolve φ to ~1e-8.
         """
         inside = self.contains(d, 0.0)
         if np.all(inside):
@@ -159,13 +167,11 @@ class EllipticConeWindow:
         scores = np.einsum("...i,ki->...k", d, self.rim(grid))
         lo = grid[np.argmax(scores, axis=-1)] - step
         hi = lo + 2.0 * step
-        ratio = (np.sqrt(5.0) - 1.0) / 2.0
         for _ in range(refine_steps):
-            left = hi - ratio * (hi - lo)
-            right = lo + ratio * (hi - lo)
-            left_better = _dot(d, self.rim(left)) >= _dot(d, self.rim(right))
-            hi = np.where(left_better, right, hi)
-            lo = np.where(left_better, lo, left)
+            middle = 0.5 * (lo + hi)
+            rising = self._rim_slope(d, middle) > 0.0
+            lo = np.where(rising, middle, lo)
+            hi = np.where(rising, hi, middle)
         return np.where(inside[..., None], d, self.rim(0.5 * (lo + hi)))
 
 
@@ -190,10 +196,14 @@ class PolygonWindow:
     def __post_init__(self) -> None:
         center, plane_x, plane_y = _unit(self.center), _unit(self.plane_x), _unit(self.plane_y)
         vertices = np.asarray(self.vertices, dtype=float)
+        reference = _unit(center + vertices.mean(axis=0) @ np.stack((plane_x, plane_y)))
         corners = _unit(center + vertices[:, :1] * plane_x + vertices[:, 1:] * plane_y)
         normals = _unit(np.cross(corners, np.roll(corners, -1, axis=0)))
-        reference = _unit(center + vertices.mean(axis=0) @ np.stack((plane_x, plane_y)))
-        normals = normals * np.sign(normals @ reference)[:, None]  # point inwards, any winding
+        if np.sum(normals @ reference) < 0.0:
+            # Clockwise as seen from outside: reverse so that every V_k × V_k+1 points inwards,
+            # which the edge-arc tests in closest() rely on.
+            corners = corners[::-1]
+            normals = _unit(np.cross(corners, np.roll(corners, -1, axis=0)))
         # Blow's inscribed circle: the cone around the reference that touches the nearest wall.
         accept_angle = float(np.min(np.arcsin(np.clip(normals @ reference, -1.0, 1.0))))
         for name, value in (

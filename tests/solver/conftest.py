@@ -1,0 +1,22 @@
+"""Chains for solver tests, built by fixtures (see quat_ik_addon.solver.reference_chains)."""
+
+import numpy as np
+import pytest
+
+from quat_ik_addon.solver import reference_chains
+
+
+@pytest.fixture(params=["arm3", "chain10", "chain30"])
+def limited_chain(request):
+    return reference_chains.REFERENCE_CHAINS[request.param]()
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20260422)
+
+
+def reachable_targets(chain, rng, count):
+    """Targets made by forward kinematics of random poses inside the limits: all reachable."""
+    poses = chain.random_poses(rng, count)
+    return chain.forward_kinematics(poses).effector, poses
