@@ -1,8 +1,9 @@
-"""Batched quaternion Cyclic Coordinate Descent toward position targets (Blow 2002).
+"""Batched quaternion Cyclic Coordinate Descent (Blow 2002).
 
-Each sweep visits every joint once (tip to base by default) and turns it so the effector
-points at the target, then applies the joint's limit. All N targets advance together: the
-Python loop runs over iterations and bones, never over targets.
+Each sweep visits every joint once (tip to base by default) and turns it to best bring the
+effector onto the target (and the tip's axes onto the wanted orientation, see goals.py), then
+applies the joint's limit. All N goals advance together: the Python loop runs over
+iterations and bones, never over targets.
 """
 
 from __future__ import annotations
@@ -12,50 +13,81 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
 from .chain import Chain
+from .goals import Goals
 from .settings import SolveResult, SolveSettings
 
 Array = NDArray[np.float64]
 
 
-def _joint_step(chain: Chain, i: int, q: Array, pre: Array, head: Array, effector: Array, target: Array):
-    """Turn joint i toward the target; returns its new rotation and the moved effector."""
-    to_local = quat.conjugate(pre)
-    to_effector = quat.rotate(to_local, effector - head)
-    to_target = quat.rotate(to_local, target - head)
-    old = q[:, i]
-    new = chain.limits[i].step_towards(old, to_effector, to_target)
-    # The effector is rigid in bone i's frame: carry it from the old pose to the new one.
-    in_bone = quat.rotate(quat.conjugate(old), to_effector)
-    moved = head + quat.rotate(pre, quat.rotate(new, in_bone))
-    return new, moved
+class _Sweep:
+    """One CCD sweep's shared inputs for a batch of rows."""
+
+    def __init__(self, chain: Chain, goals: Goals, preferred: Array | None, pull: Array | None):
+        self.chain = chain
+        self.goals = goals
+        self.preferred = preferred
+        self.pull = pull
+        orientation_weight = goals.orientation_weight * chain.reach**2
+        extra = 0 if not goals.has_orientation else (2 if goals.orientations is not None else 1)
+        self.weights = np.array([goals.position_weight] + [orientation_weight] * extra)
+
+    def joint_step(self, i: int, q: Array, pre: Array, head: Array, effector: Array, tip: Array):
+        """Turn joint i; returns its new rotation and the moved effector and tip frame."""
+        to_local = quat.conjugate(pre)
+        now = [quat.rotate(to_local, effector - head)[:, None, :]]
+        wanted = [quat.rotate(to_local, self.goals.positions - head)[:, None, :]]
+        axis_pairs = self.goals.tip_axis_pairs(tip)
+        if axis_pairs is not None:
+            now.append(quat.rotate(to_local[:, None, :], axis_pairs[0]))
+            wanted.append(quat.rotate(to_local[:, None, :], axis_pairs[1]))
+        now_pairs = np.concatenate(now, axis=1) if len(now) > 1 else now[0]
+        wanted_pairs = np.concatenate(wanted, axis=1) if len(wanted) > 1 else wanted[0]
+        old = q[:, i]
+        limit = self.chain.limits[i]
+        new = limit.step_towards(old, now_pairs, wanted_pairs, self.weights)
+        if self.pull is not None:
+            # Zhong 2000's springiness toward a natural pose, fading as the goal is reached so
+            # that it picks the solution branch without stopping convergence.
+            toward = quat.multiply(new, quat.slerp_from_identity(quat.multiply(quat.conjugate(new), self.preferred[:, i]), self.pull))
+            new = limit.clamp(toward)
+        # Effector and tip are rigid in bone i's frame: carry them from the old pose to the new.
+        carry = quat.multiply(pre, quat.multiply(new, quat.conjugate(old)))
+        moved_effector = head + quat.rotate(carry, quat.rotate(to_local, effector - head))
+        return new, moved_effector, quat.multiply(carry, quat.multiply(to_local, tip))
 
 
-def _sweep_tip_to_base(chain: Chain, q: Array, targets: Array) -> Array:
+def _sweep_tip_to_base(sweep: _Sweep, q: Array) -> tuple[Array, Array]:
     # Joints below i do not move while joint i turns, so one forward pass serves the sweep.
-    pose = chain.forward_kinematics(q)
-    effector = pose.effector
-    for i in reversed(range(chain.n_bones)):
-        q[:, i], effector = _joint_step(chain, i, q, pose.pre_rotations[:, i], pose.heads[:, i], effector, targets)
-    return effector
+    pose = sweep.chain.forward_kinematics(q)
+    effector, tip = pose.effector, pose.rotations[:, -1]
+    for i in reversed(range(sweep.chain.n_bones)):
+        q[:, i], effector, tip = sweep.joint_step(i, q, pose.pre_rotations[:, i], pose.heads[:, i], effector, tip)
+    return effector, tip
 
 
-def _sweep_base_to_tip(chain: Chain, q: Array, targets: Array) -> Array:
-    # Bones above i keep their shape until visited, so the effector is fixed in each bone's
-    # frame as of the sweep's start; only the prefix of frames is rebuilt as joints turn.
+def _sweep_base_to_tip(sweep: _Sweep, q: Array) -> tuple[Array, Array]:
+    # Bones above i keep their shape until visited, so effector and tip are fixed in each
+    # bone's frame as of the sweep's start; only the prefix of frames is rebuilt as joints turn.
+    chain = sweep.chain
     pose = chain.forward_kinematics(q)
-    effector_in_bone = quat.rotate(quat.conjugate(pose.rotations), pose.effector[:, None, :] - pose.heads)
+    to_bone = quat.conjugate(pose.rotations)
+    effector_in_bone = quat.rotate(to_bone, pose.effector[:, None, :] - pose.heads)
+    tip_in_bone = quat.multiply(to_bone, pose.rotations[:, -1:])
     frame = np.broadcast_to(quat.IDENTITY, (len(q), 4))
     head = np.zeros((len(q), 3))
     for i in range(chain.n_bones):
         head = head + quat.rotate(frame, chain.rest_offsets[i])
         pre = quat.multiply(frame, chain.rest_rotations[i])
-        effector = head + quat.rotate(quat.multiply(pre, q[:, i]), effector_in_bone[:, i])
-        q[:, i], effector = _joint_step(chain, i, q, pre, head, effector, targets)
+        posed = quat.multiply(pre, q[:, i])
+        effector = head + quat.rotate(posed, effector_in_bone[:, i])
+        tip = quat.multiply(posed, tip_in_bone[:, i])
+        q[:, i], effector, tip = sweep.joint_step(i, q, pre, head, effector, tip)
         frame = quat.multiply(pre, q[:, i])
-    return effector
+    return effector, tip
 
 
-def _start_rotations(chain: Chain, start: ArrayLike | None, n_targets: int) -> Array:
+def initial_poses(chain: Chain, start: ArrayLike | None, n_targets: int) -> Array:
+    """Per-target start poses (N, n, 4), clamped: a start outside the limits comes inside."""
     if start is None:
         return chain.rest_pose(n_targets)
     start = np.asarray(start, dtype=float)
@@ -63,79 +95,110 @@ def _start_rotations(chain: Chain, start: ArrayLike | None, n_targets: int) -> A
         raise ValueError(f"start rotations must be shaped ({chain.n_bones}, 4) or ({n_targets}, {chain.n_bones}, 4)")
     if not np.all(np.isfinite(start)):
         raise ValueError("start rotations contain NaN or infinity")
-    # Clamping here brings a start (or rest) pose outside the limits inside at the first step.
     return chain.clamp_to_limits(np.broadcast_to(start, (n_targets, chain.n_bones, 4)))
 
 
-def as_targets(targets: ArrayLike) -> Array:
-    """Validate position targets into an (N, 3) array."""
-    targets = np.asarray(targets, dtype=float)
-    if targets.ndim == 1:
-        targets = targets[None, :]
-    if targets.ndim != 2 or targets.shape[1] != 3:
-        raise ValueError(f"targets must be shaped (N, 3), not {targets.shape}")
-    bad = np.nonzero(~np.all(np.isfinite(targets), axis=1))[0]
-    if bad.size:
-        raise ValueError(f"targets contain NaN or infinity (rows {bad[:10].tolist()})")
-    return targets
+def goal_errors(chain: Chain, goals: Goals, rotations: Array) -> tuple[Array, Array, Array]:
+    """Position error, orientation error (radians) and effector of poses, by forward kinematics."""
+    pose = chain.forward_kinematics(rotations)
+    position_error = np.linalg.norm(pose.effector - goals.positions, axis=1)
+    return position_error, goals.orientation_error(pose.rotations[:, -1]), pose.effector
+
+
+def combined_error(chain: Chain, position_error: Array, orientation_error: Array) -> Array:
+    """One number to rank and watch progress by: distance plus reach × angle."""
+    return position_error + chain.reach * orientation_error
 
 
 def solve_ccd(
     chain: Chain,
-    targets: ArrayLike,
+    targets: ArrayLike | Goals,
     *,
     start_rotations: ArrayLike | None = None,
     settings: SolveSettings | None = None,
+    preferred_rotations: ArrayLike | None = None,
 ) -> SolveResult:
-    """Solve N position targets (root frame, (N, 3)) at once; cold from rest or warm from
-    ``start_rotations`` ((n, 4) shared or (N, n, 4) per target).
+    """Solve N goals at once (root frame): an (N, 3) array of positions or a Goals.
 
-    Unreachable targets get the best pose found toward them and ``converged`` False.
+    Cold from rest, or warm from ``start_rotations`` ((n, 4) shared or (N, n, 4) per target).
+    Unreachable goals get the best pose found toward them and ``converged`` False.
     """
     settings = settings or SolveSettings()
-    targets = as_targets(targets)
-    n_targets = len(targets)
-    sweep = _sweep_tip_to_base if settings.order == "tip_to_base" else _sweep_base_to_tip
+    goals = Goals.of(targets)
+    rotations = initial_poses(chain, start_rotations, goals.count)
+    preferred = None if preferred_rotations is None else initial_poses(chain, preferred_rotations, goals.count)
+    rotations, iterations = run_ccd(chain, goals, rotations, settings, preferred)
+    return finish_result(chain, goals, rotations, iterations, settings)
+
+
+
+def run_ccd(
+    chain: Chain,
+    goals: Goals,
+    rotations: Array,
+    settings: SolveSettings,
+    preferred: Array | None = None,
+    max_iterations: int | None = None,
+) -> tuple[Array, Array]:
+    """CCD sweeps on (N, n, 4) poses until each goal converges or stalls; keeps each row's best.
+
+    Returns the best poses and the sweeps each row took.
+    """
+    max_iterations = settings.max_iterations if max_iterations is None else max_iterations
+    sweep_once = _sweep_tip_to_base if settings.order == "tip_to_base" else _sweep_base_to_tip
     tolerance = settings.absolute_tolerance(chain.reach)
-
-    rotations = _start_rotations(chain, start_rotations, n_targets)
-    error = np.linalg.norm(chain.forward_kinematics(rotations).effector - targets, axis=1)
+    position_error, orientation_error, _ = goal_errors(chain, goals, rotations)
+    error = combined_error(chain, position_error, orientation_error)
     best_rotations, best_error = rotations.copy(), error.copy()
-    iterations = np.zeros(n_targets, dtype=np.int64)
-    stalled_sweeps = np.zeros(n_targets, dtype=np.int64)
-    active = error > tolerance
+    iterations = np.zeros(goals.count, dtype=np.int64)
+    stalled_sweeps = np.zeros(goals.count, dtype=np.int64)
+    active = ~settings.reached(position_error, orientation_error, tolerance)
+    use_pull = preferred is not None and settings.rest_pull > 0.0
 
-    for _ in range(settings.max_iterations):
+    for _ in range(max_iterations):
         rows = np.nonzero(active)[0]
         if rows.size == 0:
             break
+        row_goals = goals if rows.size == goals.count else goals.take(rows)
+        pull = settings.rest_pull * np.minimum(1.0, error[rows] / chain.reach) if use_pull else None
+        sweep = _Sweep(chain, row_goals, None if preferred is None else preferred[rows], pull)
         q = rotations[rows]
-        effector = sweep(chain, q, targets[rows])
+        effector, tip = sweep_once(sweep, q)
         rotations[rows] = q
         iterations[rows] += 1
-        new_error = np.linalg.norm(effector - targets[rows], axis=1)
+        row_position_error = np.linalg.norm(effector - row_goals.positions, axis=1)
+        row_orientation_error = row_goals.orientation_error(tip)
+        new_error = combined_error(chain, row_position_error, row_orientation_error)
         improved = new_error < best_error[rows]
-        best_rows = rows[improved]
-        best_rotations[best_rows] = q[improved]
-        best_error[best_rows] = new_error[improved]
+        best_rotations[rows[improved]] = q[improved]
+        best_error[rows[improved]] = new_error[improved]
         slow = error[rows] - new_error < settings.stall_ratio * error[rows]
         stalled_sweeps[rows] = np.where(slow, stalled_sweeps[rows] + 1, 0)
         error[rows] = new_error
-        active[rows] = (new_error > tolerance) & (stalled_sweeps[rows] < settings.stall_iterations)
+        reached = settings.reached(row_position_error, row_orientation_error, tolerance)
+        active[rows] = ~reached & (stalled_sweeps[rows] < settings.stall_iterations)
+    return best_rotations, iterations
 
-    return finish_result(chain, best_rotations, targets, iterations, tolerance)
 
-
-def finish_result(chain: Chain, rotations: Array, targets: Array, iterations: Array, tolerance: float) -> SolveResult:
+def finish_result(
+    chain: Chain,
+    goals: Goals,
+    rotations: Array,
+    iterations: Array,
+    settings: SolveSettings,
+    restarts: Array | None = None,
+) -> SolveResult:
     """Normalise, re-measure by forward kinematics and package a result."""
     rotations = quat.canonical(quat.normalize(rotations))
-    effector = chain.forward_kinematics(rotations).effector
-    error = np.linalg.norm(effector - targets, axis=1)
+    tolerance = settings.absolute_tolerance(chain.reach)
+    position_error, orientation_error, effector = goal_errors(chain, goals, rotations)
     return SolveResult(
         rotations=rotations,
         effector=effector,
-        position_error=error,
+        position_error=position_error,
+        orientation_error=orientation_error,
         iterations=iterations,
-        converged=error <= tolerance,
+        restarts=np.zeros(goals.count, dtype=np.int64) if restarts is None else restarts,
+        converged=settings.reached(position_error, orientation_error, tolerance),
         tolerance=tolerance,
     )

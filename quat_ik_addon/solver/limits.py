@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
+from .alignment import best_hinge_turn, best_turn
 from .reach_windows import ReachWindow, ReachWindows
 
 Array = NDArray[np.float64]
@@ -77,8 +78,8 @@ class FreeJoint:
     def violation(self, q: Array) -> Array:
         return np.zeros(np.shape(q)[:-1])
 
-    def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
-        return self.clamp(_swing_step(q, to_effector, to_target, self.stiffness))
+    def step_towards(self, q: Array, now: Array, wanted: Array, weights: Array) -> Array:
+        return self.clamp(_turn_step(q, now, wanted, weights, self.stiffness))
 
     def sample(self, rng: np.random.Generator, count: int) -> Array:
         """Uniformly random rotations (normalised 4D Gaussians are uniform on SO(3))."""
@@ -97,7 +98,7 @@ class FixedJoint:
     def violation(self, q: Array) -> Array:
         return quat.angle_between(q, quat.IDENTITY)
 
-    def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
+    def step_towards(self, q: Array, now: Array, wanted: Array, weights: Array) -> Array:
         return self.clamp(q)
 
     def sample(self, rng: np.random.Generator, count: int) -> Array:
@@ -132,12 +133,10 @@ class HingeJoint:
     def violation(self, q: Array) -> Array:
         return quat.angle_between(q, self.clamp(q))
 
-    def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
-        """Exact coordinate-descent step for one revolute DoF: turn by the signed angle
-        between the two vectors projected across the axis (van den Bergen 2014), then clamp."""
-        along_e = to_effector - (to_effector @ self.axis)[..., None] * self.axis
-        along_t = to_target - (to_target @ self.axis)[..., None] * self.axis
-        turn = np.arctan2(np.cross(along_e, along_t) @ self.axis, np.einsum("...i,...i->...", along_e, along_t))
+    def step_towards(self, q: Array, now: Array, wanted: Array, weights: Array) -> Array:
+        """Exact coordinate-descent step for one revolute DoF (van den Bergen 2014): the best
+        turn about the axis for the vector pairs, then the range."""
+        turn = best_hinge_turn(self.axis, now, wanted, weights)
         return quat.from_axis_angle(self.axis, self.clamp_angle(self.angle(q) + (1.0 - self.stiffness) * turn))
 
     def sample(self, rng: np.random.Generator, count: int) -> Array:
@@ -215,8 +214,8 @@ class BallJoint:
             outside = outside + self.twist_range.distance_outside(twist)
         return outside
 
-    def step_towards(self, q: Array, to_effector: Array, to_target: Array) -> Array:
-        return self.clamp(_swing_step(q, to_effector, to_target, self.stiffness))
+    def step_towards(self, q: Array, now: Array, wanted: Array, weights: Array) -> Array:
+        return self.clamp(_turn_step(q, now, wanted, weights, self.stiffness))
 
     def sample(self, rng: np.random.Generator, count: int, tries: int = 64) -> Array:
         """Random poses inside the limit: directions uniform over the allowed part of the
@@ -240,13 +239,12 @@ def _uniform_directions(rng: np.random.Generator, count: int) -> Array:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def _swing_step(q: Array, to_effector: Array, to_target: Array, stiffness: float) -> Array:
-    """CCD's unconstrained step: the simple rotation turning the effector onto the target,
-    scaled by (1 − stiffness) (Zhong 2000's damping), composed before the current pose.
-
-    Both vectors are in the bone's pre-rotation frame, where a world turn Δ becomes Δ·q.
+def _turn_step(q: Array, now: Array, wanted: Array, weights: Array, stiffness: float) -> Array:
+    """CCD's unconstrained step: the best turn of the vector pairs (effector onto target, tip
+    axes onto wanted axes), scaled by (1 − stiffness) (Zhong 2000's damping), composed before
+    the current pose. Vectors are in the bone's pre-rotation frame, where a turn Δ gives Δ·q.
     """
-    turn = quat.rotation_between(to_effector, to_target)
+    turn = best_turn(now, wanted, weights)
     if stiffness > 0.0:
         turn = quat.slerp_from_identity(turn, 1.0 - stiffness)
     return quat.multiply(turn, q)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import quaternion as quat
 from .quaternion import any_perpendicular, direction_angle
 
 Array = NDArray[np.float64]
@@ -198,12 +199,12 @@ class PolygonWindow:
         vertices = np.asarray(self.vertices, dtype=float)
         reference = _unit(center + vertices.mean(axis=0) @ np.stack((plane_x, plane_y)))
         corners = _unit(center + vertices[:, :1] * plane_x + vertices[:, 1:] * plane_y)
-        normals = _unit(np.cross(corners, np.roll(corners, -1, axis=0)))
+        normals = _unit(quat.cross(corners, np.roll(corners, -1, axis=0)))
         if np.sum(normals @ reference) < 0.0:
             # Clockwise as seen from outside: reverse so that every V_k × V_k+1 points inwards,
             # which the edge-arc tests in closest() rely on.
             corners = corners[::-1]
-            normals = _unit(np.cross(corners, np.roll(corners, -1, axis=0)))
+            normals = _unit(quat.cross(corners, np.roll(corners, -1, axis=0)))
         # Blow's inscribed circle: the cone around the reference that touches the nearest wall.
         accept_angle = float(np.min(np.arcsin(np.clip(normals @ reference, -1.0, 1.0))))
         for name, value in (
@@ -248,8 +249,8 @@ class PolygonWindow:
         on_plane = projected / np.maximum(length, 1e-300)[..., None]
         within_edge = (
             (length > 1e-12)
-            & (_dot(np.cross(starts, on_plane), normals) >= 0.0)
-            & (_dot(np.cross(on_plane, ends), normals) >= 0.0)
+            & (_dot(quat.cross(starts, on_plane), normals) >= 0.0)
+            & (_dot(quat.cross(on_plane, ends), normals) >= 0.0)
         )
         edge_scores = np.where(within_edge, _dot(on_plane, d[..., None, :]), -np.inf)
         corner_scores = d @ starts.T

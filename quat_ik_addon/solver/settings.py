@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 SWEEP_ORDERS = ("tip_to_base", "base_to_tip")
+METHODS = ("ccd", "dls", "ccd_dls", "dls_ccd", "jacobian_transpose")
 
 
 @dataclass(frozen=True)
@@ -18,14 +19,29 @@ class SolveSettings:
     when None it is ``relative_tolerance`` times the chain's reach. A target stalls, and stops
     iterating, after ``stall_iterations`` sweeps in a row that each shrink its error by less
     than ``stall_ratio`` of itself.
+
+    ``method``: "ccd" (Blow's quaternion CCD), "dls" (damped least squares on the Jacobian),
+    "ccd_dls" (CCD's cheap global moves, then DLS's fast final convergence), "dls_ccd", or
+    "jacobian_transpose". ``damping`` is DLS's starting λ as a fraction of the chain's reach.
+    ``restarts`` rounds re-solve the goals still unmet from ``restart_candidates`` random poses
+    inside the limits each (simulated annealing's simplest form, Blow 2002), all batched.
+    ``rest_pull`` (0-1) draws each CCD step toward the preferred pose, fading as goals are met.
     """
 
     max_iterations: int = 100
     tolerance: float | None = None
     relative_tolerance: float = 1e-6
+    orientation_tolerance: float = 1e-6
     order: str = "tip_to_base"
     stall_iterations: int = 8
     stall_ratio: float = 1e-4
+    rest_pull: float = 0.0
+    method: str = "ccd_dls"
+    ccd_iterations_before_dls: int = 12
+    damping: float = 0.05
+    restarts: int = 0
+    restart_candidates: int = 8
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.order not in SWEEP_ORDERS:
@@ -34,11 +50,26 @@ class SolveSettings:
             raise ValueError(f"max_iterations must be >= 0, not {self.max_iterations}")
         if self.tolerance is not None and not (self.tolerance >= 0.0 and np.isfinite(self.tolerance)):
             raise ValueError(f"tolerance must be a finite number >= 0, not {self.tolerance}")
-        if not (self.relative_tolerance >= 0.0 and np.isfinite(self.relative_tolerance)):
-            raise ValueError(f"relative_tolerance must be a finite number >= 0, not {self.relative_tolerance}")
+        for name in ("relative_tolerance", "orientation_tolerance"):
+            value = getattr(self, name)
+            if not (value >= 0.0 and np.isfinite(value)):
+                raise ValueError(f"{name} must be a finite number >= 0, not {value}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, not {self.method!r}")
+        for name in ("restarts", "restart_candidates", "ccd_iterations_before_dls", "stall_iterations"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
+        if not (self.damping > 0.0 and np.isfinite(self.damping)):
+            raise ValueError(f"damping must be a finite number > 0, not {self.damping}")
+        if not 0.0 <= self.rest_pull <= 1.0:
+            raise ValueError(f"rest_pull must be within [0, 1], not {self.rest_pull}")
 
     def absolute_tolerance(self, reach: float) -> float:
         return self.tolerance if self.tolerance is not None else self.relative_tolerance * reach
+
+    def reached(self, position_error: NDArray, orientation_error: NDArray, tolerance: float) -> NDArray[np.bool_]:
+        """Goals met: position within ``tolerance`` and orientation within its own tolerance."""
+        return (position_error <= tolerance) & (orientation_error <= self.orientation_tolerance)
 
 
 @dataclass(frozen=True)
@@ -52,7 +83,9 @@ class SolveResult:
     rotations: NDArray[np.float64]
     effector: NDArray[np.float64]
     position_error: NDArray[np.float64]
+    orientation_error: NDArray[np.float64]  # radians; zero without an orientation goal
     iterations: NDArray[np.int64]
+    restarts: NDArray[np.int64]
     converged: NDArray[np.bool_]
     tolerance: float
 

@@ -86,6 +86,15 @@ def polygon_signed_area(points: npt.ArrayLike) -> float:
     return 0.5 * float(np.sum(pts[:, 0] * following[:, 1] - following[:, 0] * pts[:, 1]))
 
 
+def _cross2(origin: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    return float((a[0] - origin[0]) * (b[1] - origin[1]) - (a[1] - origin[1]) * (b[0] - origin[0]))
+
+
+def _segments_cross(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> bool:
+    """Whether segments ab and cd cross at a point inside both (touching does not count)."""
+    return _cross2(c, d, a) * _cross2(c, d, b) < 0.0 and _cross2(a, b, c) * _cross2(a, b, d) < 0.0
+
+
 def polygon_plane_problem(points: npt.ArrayLike) -> str | None:
     """Why a 2D polygon is not a usable reach window, or ``None`` if it is.
 
@@ -102,6 +111,14 @@ def polygon_plane_problem(points: npt.ArrayLike) -> str | None:
         for j in range(i + 1, count):
             if float(np.max(np.abs(pts[i] - pts[j]))) <= 1e-12 * scale:
                 return f"vertices {i} and {j} are the same point"
+    # Non-adjacent edges that properly cross (a bow-tie); reported before the area, which a
+    # symmetric bow-tie makes zero.
+    for i in range(count):
+        for j in range(i + 2, count):
+            if i == 0 and j == count - 1:
+                continue  # adjacent through the closing edge
+            if _segments_cross(pts[i], pts[(i + 1) % count], pts[j], pts[(j + 1) % count]):
+                return f"crosses itself (edges {i}-{(i + 1) % count} and {j}-{(j + 1) % count})"
     area = polygon_signed_area(pts)
     if abs(area) <= 1e-12 * scale * scale:
         return "has zero area"

@@ -101,7 +101,7 @@ def test_hinge_step_turns_exactly_onto_a_reachable_target():
     hinge = HingeJoint(X_AXIS, AngleRange(-np.pi / 2, np.pi / 2))
     to_effector = np.array([[0.0, 1.0, 0.0]])
     to_target = np.array([[0.0, np.cos(0.4), np.sin(0.4)]])
-    turned = hinge.step_towards(quat.IDENTITY[None], to_effector, to_target)
+    turned = hinge.step_towards(quat.IDENTITY[None], to_effector[:, None], to_target[:, None], np.ones(1))
     np.testing.assert_allclose(quat.rotate(turned, to_effector), to_target, atol=1e-12)
 
 
@@ -114,5 +114,5 @@ def test_fast_paths_change_nothing_but_speed():
 
 def test_stiff_joint_takes_only_its_share_of_the_step():
     stiff = FreeJoint(stiffness=0.75)
-    turned = stiff.step_towards(quat.IDENTITY[None], np.array([[0, 1.0, 0]]), np.array([[1.0, 0, 0]]))
+    turned = stiff.step_towards(quat.IDENTITY[None], np.array([[[0, 1.0, 0]]]), np.array([[[1.0, 0, 0]]]), np.ones(1))
     assert np.isclose(quat.angle_between(turned, quat.IDENTITY)[0], 0.25 * np.pi / 2)

@@ -1,0 +1,166 @@
+"""Batched damped least squares on the chain's Jacobian (van den Bergen 2014), under the
+same joint limits as CCD.
+
+Every joint contributes three columns, rotations about the root frame's axes at its head,
+multiplied by a projector onto the rotations it allows (identity for ball and free joints,
+a aᵀ for a hinge about a, zero for a fixed joint), so one vectorised expression builds the
+Jacobian for all joints. A step solves (J Jᵀ + λ²I) y = e and turns the joints by Jᵀ y;
+λ adapts per target Levenberg–Marquardt style (halve on success, grow on failure), which
+gives DLS its fast final convergence. Each step is clamped to the limits (projection).
+``method="transpose"`` takes Jᵀe steps with Buss's optimal length instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import quaternion as quat
+from .chain import Chain
+from .goals import Goals
+from .limits import FixedJoint, HingeJoint
+from .settings import SolveSettings
+
+Array = NDArray[np.float64]
+
+MAX_JOINT_STEP = 0.5  # radians: a damped step never turns one joint further than this
+
+
+def _skew(v: Array) -> Array:
+    """[v]×, so that [v]× u = v × u, for (..., 3) vectors."""
+    zero = np.zeros(v.shape[:-1])
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    return np.stack(
+        (np.stack((zero, -z, y), -1), np.stack((z, zero, -x), -1), np.stack((-y, x, zero), -1)),
+        axis=-2,
+    )
+
+
+def _orientation_residual(goals: Goals, tip: Array) -> tuple[Array, Array] | None:
+    """Rotation vector (N, 3) that would fix the tip's orientation, and the rows that count."""
+    if goals.orientations is not None:
+        fix = quat.canonical(quat.multiply(goals.orientations, quat.conjugate(tip)))
+        half = np.arctan2(np.linalg.norm(fix[:, 1:], axis=1), fix[:, 0])
+        sin_half = np.sin(half)
+        scale = np.where(sin_half > 1e-12, 2.0 * half / np.where(sin_half > 1e-12, sin_half, 1.0), 2.0)
+        return fix[:, 1:] * scale[:, None], np.broadcast_to(np.eye(3), (len(tip), 3, 3))
+    if goals.directions is not None:
+        aim = quat.rotate(tip, goals.aim_axis)
+        turn = quat.rotation_between(aim, goals.directions)
+        angle = quat.direction_angle(aim, goals.directions)
+        axis = turn[:, 1:] / np.maximum(np.linalg.norm(turn[:, 1:], axis=1, keepdims=True), 1e-300)
+        # Turning about the aim axis itself changes nothing that counts: project it out.
+        across = np.eye(3) - aim[:, :, None] * aim[:, None, :]
+        return axis * angle[:, None], across
+    return None
+
+
+class _Problem:
+    """Per-row data of one DLS step."""
+
+    def __init__(self, chain: Chain, goals: Goals):
+        self.chain = chain
+        self.goals = goals
+        self.position_scale = np.sqrt(goals.position_weight)
+        self.orientation_scale = np.sqrt(goals.orientation_weight) * chain.reach
+
+    def projectors(self, pre: Array) -> Array:
+        """(N, n, 3, 3) projectors onto each joint's allowed rotations, in the root frame."""
+        count = len(pre)
+        blocks = []
+        for i, limit in enumerate(self.chain.limits):
+            if isinstance(limit, FixedJoint):
+                blocks.append(np.zeros((count, 3, 3)))
+            elif isinstance(limit, HingeJoint):
+                axis = quat.rotate(pre[:, i], limit.axis)
+                blocks.append(axis[:, :, None] * axis[:, None, :])
+            else:
+                blocks.append(np.broadcast_to(np.eye(3), (count, 3, 3)))
+        return np.stack(blocks, axis=1)
+
+    def linearise(self, rotations: Array) -> tuple[Array, Array, Array]:
+        """Jacobian (N, m, 3n), weighted residual (N, m) and the pre-rotation frames."""
+        pose = self.chain.forward_kinematics(rotations)
+        count, n = rotations.shape[:2]
+        allowed = self.projectors(pose.pre_rotations)
+        lever = pose.effector[:, None, :] - pose.heads
+        # Turning about u at the head moves the effector by u × lever = −[lever]× u.
+        position_rows = -np.einsum("nkij,nkjl->nikl", _skew(lever), allowed).reshape(count, 3, 3 * n)
+        rows = [self.position_scale * position_rows]
+        residual = [self.position_scale * (self.goals.positions - pose.effector)]
+        orientation = _orientation_residual(self.goals, pose.rotations[:, -1])
+        if orientation is not None:
+            error_vector, counted = orientation
+            orientation_rows = np.einsum("nij,nkjl->nikl", counted, allowed).reshape(count, 3, 3 * n)
+            rows.append(self.orientation_scale * orientation_rows)
+            residual.append(self.orientation_scale * error_vector)
+        return np.concatenate(rows, axis=1), np.concatenate(residual, axis=1), pose.pre_rotations
+
+
+def _apply(chain: Chain, rotations: Array, pre: Array, turn: Array) -> Array:
+    """Turn each joint by its root-frame rotation vector (N, n, 3), then clamp to its limit."""
+    local = quat.rotate(quat.conjugate(pre), turn)
+    angle = np.linalg.norm(local, axis=-1)
+    axis = local / np.maximum(angle, 1e-300)[..., None]
+    turned = quat.multiply(quat.from_axis_angle(axis, angle), rotations)
+    return chain.clamp_to_limits(turned)
+
+
+def run_dls(
+    chain: Chain,
+    goals: Goals,
+    rotations: Array,
+    settings: SolveSettings,
+    max_iterations: int | None = None,
+    method: str = "damped",
+) -> tuple[Array, Array]:
+    """DLS iterations on (N, n, 4) poses; returns the best poses and iterations per row."""
+    from .ccd import combined_error, goal_errors
+
+    max_iterations = settings.max_iterations if max_iterations is None else max_iterations
+    tolerance = settings.absolute_tolerance(chain.reach)
+    rotations = rotations.copy()
+    position_error, orientation_error, _ = goal_errors(chain, goals, rotations)
+    error = combined_error(chain, position_error, orientation_error)
+    damping = np.full(goals.count, settings.damping * chain.reach)
+    iterations = np.zeros(goals.count, dtype=np.int64)
+    failures = np.zeros(goals.count, dtype=np.int64)
+    active = ~settings.reached(position_error, orientation_error, tolerance)
+    n = chain.n_bones
+
+    for _ in range(max_iterations):
+        rows = np.nonzero(active)[0]
+        if rows.size == 0:
+            break
+        row_goals = goals if rows.size == goals.count else goals.take(rows)
+        problem = _Problem(chain, row_goals)
+        jacobian, residual, pre = problem.linearise(rotations[rows])
+        if method == "transpose":
+            step = np.einsum("nmc,nm->nc", jacobian, residual)
+            moved = np.einsum("nmc,nc->nm", jacobian, step)
+            length = np.einsum("nm,nm->n", residual, moved) / np.maximum(np.einsum("nm,nm->n", moved, moved), 1e-300)
+            step = step * length[:, None]
+        else:
+            normal = np.einsum("nic,njc->nij", jacobian, jacobian)
+            normal += (damping[rows] ** 2)[:, None, None] * np.eye(normal.shape[-1])
+            step = np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(normal, residual[..., None])[..., 0])
+        step = step.reshape(len(rows), n, 3)
+        largest = np.max(np.linalg.norm(step, axis=-1), axis=-1)
+        step *= np.minimum(1.0, MAX_JOINT_STEP / np.maximum(largest, 1e-300))[:, None, None]
+        trial = _apply(chain, rotations[rows], pre, step)
+        trial_position, trial_orientation, _ = goal_errors(chain, row_goals, trial)
+        trial_error = combined_error(chain, trial_position, trial_orientation)
+        better = trial_error < error[rows]
+        accepted = rows[better]
+        rotations[accepted] = trial[better]
+        iterations[rows] += 1
+        # Levenberg–Marquardt: trust the linear model more after a success, less after a miss.
+        damping[rows] = np.where(better, damping[rows] * 0.5, damping[rows] * 4.0)
+        damping[rows] = np.clip(damping[rows], 1e-9 * chain.reach, 1e3 * chain.reach)
+        failures[rows] = np.where(better, 0, failures[rows] + 1)
+        gain = error[rows] - trial_error
+        error[accepted] = trial_error[better]
+        reached = settings.reached(trial_position, trial_orientation, tolerance) & better
+        stalled = (failures[rows] >= settings.stall_iterations) | (better & (gain < 1e-15 * chain.reach))
+        active[rows] = ~reached & ~stalled
+    return rotations, iterations

@@ -1,0 +1,124 @@
+"""What a batch of solves reaches for: positions, and optionally an orientation or a direction.
+
+Position and orientation combine in one objective per joint, after Wang & Chen 1991 (cited by
+Blow 2002): each joint maximises Σ w_k b_k·(R a_k) over vector pairs (a_k now, b_k wanted),
+the effector-to-target pair weighted by ``position_weight`` and the tip's axes weighted by
+``orientation_weight`` × reach² so that an orientation error of one radian counts like a
+position error of one reach. We chose the combined objective over the CCDIK page's per-joint
+split (last joints aim, the rest reach) because it needs no rig-specific choice of which
+joints aim, and it degrades gracefully when the pose cannot satisfy both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import quaternion as quat
+
+Array = NDArray[np.float64]
+
+Y_AXIS = np.array([0.0, 1.0, 0.0])
+
+
+def _finite_rows(name: str, values: ArrayLike, width: int, count: int | None) -> Array:
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1:
+        values = values[None, :]
+    if values.ndim != 2 or values.shape[1] != width:
+        raise ValueError(f"{name} must be shaped (N, {width}), not {values.shape}")
+    if count is not None and len(values) not in (1, count):
+        raise ValueError(f"{name} has {len(values)} rows for {count} targets")
+    if count is not None and len(values) == 1 and count > 1:
+        values = np.repeat(values, count, axis=0)
+    bad = np.nonzero(~np.all(np.isfinite(values), axis=1))[0]
+    if bad.size:
+        raise ValueError(f"{name} contain NaN or infinity (rows {bad[:10].tolist()})")
+    return values
+
+
+@dataclass(frozen=True, eq=False)
+class Goals:
+    """N goals in the chain's root frame.
+
+    ``positions`` (N, 3) for the effector. ``orientations`` (N, 4): the wanted posed frame of
+    the tip bone (full orientation). ``directions`` (N, 3): where the tip's ``aim_axis`` (a
+    unit vector in the tip bone's frame, +Y by default: along the bone) should point
+    (direction-only aiming, e.g. a gaze). Give at most one of the two.
+    """
+
+    positions: Array
+    orientations: Array | None = None
+    directions: Array | None = None
+    aim_axis: Array = field(default_factory=lambda: Y_AXIS.copy())
+    position_weight: float = 1.0
+    orientation_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        positions = _finite_rows("targets", self.positions, 3, None)
+        object.__setattr__(self, "positions", positions)
+        count = len(positions)
+        if self.orientations is not None and self.directions is not None:
+            raise ValueError("give an orientation target or a direction target, not both")
+        if self.orientations is not None:
+            orientations = _finite_rows("target orientations", self.orientations, 4, count)
+            if np.any(np.linalg.norm(orientations, axis=1) < 1e-12):
+                raise ValueError("target orientations contain a zero quaternion")
+            object.__setattr__(self, "orientations", quat.normalize(orientations))
+        if self.directions is not None:
+            directions = _finite_rows("target directions", self.directions, 3, count)
+            lengths = np.linalg.norm(directions, axis=1, keepdims=True)
+            if np.any(lengths < 1e-12):
+                raise ValueError("target directions contain a zero vector")
+            object.__setattr__(self, "directions", directions / lengths)
+        aim_axis = np.asarray(self.aim_axis, dtype=float).reshape(3)
+        object.__setattr__(self, "aim_axis", aim_axis / np.linalg.norm(aim_axis))
+        for name in ("position_weight", "orientation_weight"):
+            weight = getattr(self, name)
+            if not (np.isfinite(weight) and weight >= 0.0):
+                raise ValueError(f"{name} must be a finite number >= 0, not {weight}")
+
+    @classmethod
+    def of(cls, targets: ArrayLike | Goals) -> Goals:
+        """Goals as given, or position-only goals from an (N, 3) array."""
+        return targets if isinstance(targets, Goals) else cls(np.asarray(targets, dtype=float))
+
+    @property
+    def count(self) -> int:
+        return len(self.positions)
+
+    @property
+    def has_orientation(self) -> bool:
+        return self.orientations is not None or self.directions is not None
+
+    def take(self, rows: NDArray[np.intp]) -> Goals:
+        """The goals of the given rows (for active sets and restarts)."""
+        return Goals(
+            self.positions[rows],
+            None if self.orientations is None else self.orientations[rows],
+            None if self.directions is None else self.directions[rows],
+            self.aim_axis,
+            self.position_weight,
+            self.orientation_weight,
+        )
+
+    def orientation_error(self, tip_rotations: Array) -> Array:
+        """Radians between the tip's posed frame and the wanted one (or its aim and direction)."""
+        if self.orientations is not None:
+            return quat.angle_between(tip_rotations, self.orientations)
+        if self.directions is not None:
+            return quat.direction_angle(quat.rotate(tip_rotations, self.aim_axis), self.directions)
+        return np.zeros(len(tip_rotations))
+
+    def tip_axis_pairs(self, tip_rotations: Array) -> tuple[Array, Array] | None:
+        """(now, wanted) unit axes of the tip frame, shaped (N, k, 3), or None without orientation."""
+        if self.orientations is not None:
+            axes = np.eye(3)[:2]  # two axes fix a frame; the third adds nothing
+            now = quat.rotate(tip_rotations[:, None, :], axes)
+            wanted = quat.rotate(self.orientations[:, None, :], axes)
+            return now, wanted
+        if self.directions is not None:
+            return quat.rotate(tip_rotations, self.aim_axis)[:, None, :], self.directions[:, None, :]
+        return None

@@ -1,0 +1,130 @@
+"""Learned start poses (Blow 2002, "CCD Convergence Issues").
+
+A preprocess samples reachable targets, tries many start poses on all of them, keeps the few
+(4 to 8) that together converge for nearly every target (greedy set cover), and clusters the
+targets each start serves. At solve time a target starts from the pose whose cluster centroid
+is nearest. Everything is plain arrays, so the Blender layer can store it on the armature.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .chain import Chain
+from .settings import SolveSettings
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class LearnedStarts:
+    """Start poses (K, n, 4), target centroids (C, 3) and the start each centroid uses (C,)."""
+
+    start_rotations: Array
+    centroids: Array
+    centroid_start: NDArray[np.int64]
+    coverage: float = float("nan")  # share of sample targets some kept start converges on
+    accuracy: float = float("nan")  # share where the nearest centroid's start converges
+
+    def starts_for(self, positions: ArrayLike) -> Array:
+        """(N, n, 4) start poses for targets (N, 3) in the chain's root frame."""
+        positions = np.asarray(positions, dtype=float).reshape(-1, 3)
+        squared = np.sum((positions[:, None, :] - self.centroids[None, :, :]) ** 2, axis=-1)
+        return self.start_rotations[self.centroid_start[np.argmin(squared, axis=1)]]
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "start_rotations": self.start_rotations,
+            "centroids": self.centroids,
+            "centroid_start": self.centroid_start,
+            "coverage": np.array(self.coverage),
+            "accuracy": np.array(self.accuracy),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, ArrayLike]) -> LearnedStarts:
+        starts = np.asarray(arrays["start_rotations"], dtype=float)
+        centroids = np.asarray(arrays["centroids"], dtype=float).reshape(-1, 3)
+        owners = np.asarray(arrays["centroid_start"], dtype=np.int64).reshape(-1)
+        if starts.ndim != 3 or starts.shape[-1] != 4 or len(owners) != len(centroids):
+            raise ValueError("learned starts: arrays have inconsistent shapes")
+        if len(owners) == 0 or owners.min() < 0 or owners.max() >= len(starts):
+            raise ValueError("learned starts: centroid_start points at a start pose that does not exist")
+        return cls(starts, centroids, owners, float(arrays.get("coverage", np.nan)), float(arrays.get("accuracy", np.nan)))
+
+
+def _k_means(points: Array, count: int, rng: np.random.Generator, rounds: int = 20) -> Array:
+    """Lloyd's algorithm from random seeds; returns up to ``count`` centroids."""
+    count = min(count, len(points))
+    centroids = points[rng.choice(len(points), count, replace=False)]
+    for _ in range(rounds):
+        owner = np.argmin(np.sum((points[:, None, :] - centroids[None]) ** 2, axis=-1), axis=1)
+        for k in range(count):
+            members = points[owner == k]
+            if len(members):
+                centroids[k] = members.mean(axis=0)
+    return centroids
+
+
+def learn_start_poses(
+    chain: Chain,
+    *,
+    samples: int = 1000,
+    candidates: int = 16,
+    max_starts: int = 6,
+    clusters_per_start: int = 4,
+    settings: SolveSettings | None = None,
+    seed: int = 0,
+) -> LearnedStarts:
+    """Find a few start poses that together solve nearly every reachable target."""
+    from .solve import solve
+
+    rng = np.random.default_rng(seed)
+    settings = replace(settings or SolveSettings(), restarts=0)
+    targets = chain.forward_kinematics(chain.random_poses(rng, samples)).effector
+    pool = np.concatenate((chain.rest_pose(1), chain.random_poses(rng, candidates - 1)))
+    # Every candidate on every target, in one batch: (candidates × samples) solves.
+    trial = solve(
+        chain,
+        np.tile(targets, (candidates, 1)),
+        start_rotations=np.repeat(pool, samples, axis=0),
+        settings=settings,
+    )
+    converged = trial.converged.reshape(candidates, samples)
+    effort = trial.iterations.reshape(candidates, samples)
+
+    kept: list[int] = []
+    covered = np.zeros(samples, dtype=bool)
+    while len(kept) < max_starts:
+        gains = np.sum(converged & ~covered, axis=1)
+        best = int(np.argmax(gains))
+        if gains[best] == 0:
+            break
+        kept.append(best)
+        covered |= converged[best]
+    if not kept:
+        kept = [0]  # nothing converged anywhere: rest is as good a start as any
+
+    # Each target goes to the kept start that solves it with the least effort.
+    cost = np.where(converged[kept], effort[kept], np.iinfo(np.int64).max)
+    owner = np.argmin(cost, axis=0)
+    centroids, centroid_start = [], []
+    for index in range(len(kept)):
+        members = targets[covered & (owner == index)]
+        if len(members) == 0:
+            continue
+        for centroid in _k_means(members, clusters_per_start, rng):
+            centroids.append(centroid)
+            centroid_start.append(index)
+    if not centroids:
+        centroids, centroid_start = [targets.mean(axis=0)], [0]
+    learned = LearnedStarts(pool[kept], np.array(centroids), np.array(centroid_start, dtype=np.int64))
+    # How often the nearest-centroid choice picks a start that converges.
+    chosen = learned.centroid_start[
+        np.argmin(np.sum((targets[:, None] - learned.centroids[None]) ** 2, axis=-1), axis=1)
+    ]
+    accuracy = float(np.mean(converged[np.array(kept)[chosen], np.arange(samples)]))
+    return replace(learned, coverage=float(np.mean(covered)), accuracy=accuracy)

@@ -1,0 +1,121 @@
+"""The solver's front door: pick start poses, run CCD, DLS or both, restart what is stuck."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import quaternion as quat
+from .ccd import combined_error, finish_result, goal_errors, initial_poses, run_ccd
+from .chain import Chain
+from .dls import run_dls
+from .goals import Goals
+from .settings import SolveResult, SolveSettings
+
+Array = NDArray[np.float64]
+
+
+def run_method(
+    chain: Chain, goals: Goals, rotations: Array, settings: SolveSettings, preferred: Array | None = None
+) -> tuple[Array, Array]:
+    """Run the configured method on (N, n, 4) poses; returns best poses and iterations."""
+    method = settings.method
+    if method == "ccd":
+        return run_ccd(chain, goals, rotations, settings, preferred)
+    if method in ("dls", "jacobian_transpose"):
+        return run_dls(chain, goals, rotations, settings, method="transpose" if method == "jacobian_transpose" else "damped")
+    if method == "ccd_dls":
+        first, second = (
+            lambda q: run_ccd(chain, goals, q, settings, preferred, settings.ccd_iterations_before_dls),
+            lambda q: run_dls(chain, goals, q, settings),
+        )
+    else:
+        first, second = (
+            lambda q: run_dls(chain, goals, q, settings),
+            lambda q: run_ccd(chain, goals, q, settings, preferred),
+        )
+    rotations, iterations = first(rotations)
+    rotations, more = second(rotations)
+    return rotations, iterations + more
+
+
+def pose_distance(a: Array, b: Array) -> Array:
+    """Largest joint angle (radians) between two batches of poses (..., n, 4)."""
+    return np.max(quat.angle_between(a, b), axis=-1)
+
+
+def _restart(
+    chain: Chain,
+    goals: Goals,
+    rotations: Array,
+    iterations: Array,
+    settings: SolveSettings,
+    reference: Array | None,
+    preferred: Array | None,
+) -> Array:
+    """Re-solve unmet goals from random poses, ``restart_candidates`` at a time, all batched.
+
+    Keeps a candidate when it meets the goal and the current pose does not, or when both
+    meet it and the candidate sits nearer the reference pose (continuity), or when neither
+    does and the candidate gets closer. Returns the restart rounds each goal used.
+    """
+    rng = np.random.default_rng(settings.seed)
+    tolerance = settings.absolute_tolerance(chain.reach)
+    restarts = np.zeros(goals.count, dtype=np.int64)
+    candidates = settings.restart_candidates
+    for _ in range(settings.restarts):
+        position_error, orientation_error, _ = goal_errors(chain, goals, rotations)
+        unmet = np.nonzero(~settings.reached(position_error, orientation_error, tolerance))[0]
+        if unmet.size == 0 or candidates == 0:
+            break
+        rows = np.repeat(unmet, candidates)
+        trial_goals = goals.take(rows)
+        trial, trial_iterations = run_method(
+            chain, trial_goals, chain.random_poses(rng, rows.size), settings, None if preferred is None else preferred[rows]
+        )
+        trial_position, trial_orientation, _ = goal_errors(chain, trial_goals, trial)
+        trial_met = settings.reached(trial_position, trial_orientation, tolerance)
+        # Rank: goals met first, then nearest the reference pose, else smallest error.
+        if reference is not None:
+            closeness = pose_distance(trial, reference[rows])
+        else:
+            closeness = combined_error(chain, trial_position, trial_orientation)
+        rank = np.where(trial_met, closeness, np.inf).reshape(unmet.size, candidates)
+        fallback = combined_error(chain, trial_position, trial_orientation).reshape(unmet.size, candidates)
+        any_met = np.any(trial_met.reshape(unmet.size, candidates), axis=1)
+        pick = np.where(any_met, np.argmin(rank, axis=1), np.argmin(fallback, axis=1))
+        chosen = np.arange(unmet.size) * candidates + pick
+        current = combined_error(chain, position_error[unmet], orientation_error[unmet])
+        take = any_met | (fallback[np.arange(unmet.size), pick] < current)
+        rotations[unmet[take]] = trial[chosen[take]]
+        iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
+        restarts[unmet] += 1
+    return restarts
+
+
+def solve(
+    chain: Chain,
+    targets: ArrayLike | Goals,
+    *,
+    start_rotations: ArrayLike | None = None,
+    reference_rotations: ArrayLike | None = None,
+    preferred_rotations: ArrayLike | None = None,
+    learned_starts=None,
+    settings: SolveSettings | None = None,
+) -> SolveResult:
+    """Solve N goals (root frame): (N, 3) positions or a Goals with orientation or direction.
+
+    Starts from ``start_rotations`` ((n, 4) or (N, n, 4)) when given, else from the learned
+    start pose nearest each target when ``learned_starts`` is given, else from rest.
+    ``reference_rotations`` (e.g. the previous frame) makes restarts prefer nearby solutions.
+    """
+    settings = settings or SolveSettings()
+    goals = Goals.of(targets)
+    if start_rotations is None and learned_starts is not None:
+        start_rotations = learned_starts.starts_for(goals.positions)
+    rotations = initial_poses(chain, start_rotations, goals.count)
+    preferred = None if preferred_rotations is None else initial_poses(chain, preferred_rotations, goals.count)
+    reference = None if reference_rotations is None else initial_poses(chain, reference_rotations, goals.count)
+    rotations, iterations = run_method(chain, goals, rotations, settings, preferred)
+    restarts = _restart(chain, goals, rotations, iterations, settings, reference, preferred)
+    return finish_result(chain, goals, rotations, iterations, settings, restarts)
