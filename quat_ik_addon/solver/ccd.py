@@ -48,7 +48,9 @@ class _Sweep:
         if self.pull is not None:
             # Zhong 2000's springiness toward a natural pose, fading as the goal is reached so
             # that it picks the solution branch without stopping convergence.
-            toward = quat.multiply(new, quat.slerp_from_identity(quat.multiply(quat.conjugate(new), self.preferred[:, i]), self.pull))
+            toward = quat.multiply(
+                new, quat.slerp_from_identity(quat.multiply(quat.conjugate(new), self.preferred[:, i]), self.pull)
+            )
             new = limit.clamp(toward)
         # Effector and tip are rigid in bone i's frame: carry them from the old pose to the new.
         carry = quat.multiply(pre, quat.multiply(new, quat.conjugate(old)))
@@ -129,7 +131,6 @@ def solve_ccd(
     preferred = None if preferred_rotations is None else initial_poses(chain, preferred_rotations, goals.count)
     rotations, iterations = run_ccd(chain, goals, rotations, settings, preferred)
     return finish_result(chain, goals, rotations, iterations, settings)
-
 
 
 def run_ccd(

@@ -62,6 +62,18 @@ class Chain:
             raise ValueError("a chain needs at least one bone")
         if np.any(self.lengths <= 0.0) or not np.all(np.isfinite(self.lengths)):
             raise ValueError(f"bone lengths must be positive and finite: {self.lengths}")
+        tip_vector = np.array([0.0, self.lengths[-1], 0.0]) + self.effector_offset
+        reach = float(np.sum(np.linalg.norm(self.rest_offsets[1:], axis=-1)) + np.linalg.norm(tip_vector))
+        # Read on every iteration of every solve: computed once.
+        object.__setattr__(self, "_tip_vector", tip_vector)
+        object.__setattr__(self, "_reach", reach)
+
+    @classmethod
+    def from_rig_spec(cls, rig, chain_name: str, *, clamp_mode: str = "closest") -> Chain:
+        """The named chain of a ``RigSpec`` (see spec_chain.py and docs/rig_spec.md)."""
+        from .spec_chain import chain_from_rig_spec
+
+        return chain_from_rig_spec(rig, chain_name, clamp_mode=clamp_mode)
 
     @property
     def n_bones(self) -> int:
@@ -70,12 +82,12 @@ class Chain:
     @property
     def tip_vector(self) -> Array:
         """The effector in the tip bone's frame: its tail plus the offset."""
-        return np.array([0.0, self.lengths[-1], 0.0]) + self.effector_offset
+        return self._tip_vector
 
     @property
     def reach(self) -> float:
         """Longest distance from the first joint to the effector: the scale for tolerances."""
-        return float(np.sum(np.linalg.norm(self.rest_offsets[1:], axis=-1)) + np.linalg.norm(self.tip_vector))
+        return self._reach
 
     def clamp_to_limits(self, rotations: ArrayLike) -> Array:
         """Every bone's rotation brought inside its limit: (N, n, 4)."""
@@ -114,6 +126,10 @@ class Chain:
     def random_poses(self, rng: np.random.Generator, count: int) -> Array:
         """(count, n, 4) random pose rotations inside every joint's limits."""
         return np.stack([limit.sample(rng, count) for limit in self.limits], axis=1)
+
+    def centre_pose(self) -> Array:
+        """(n, 4) the pose in the middle of every joint's limits (rest where a joint is free)."""
+        return np.stack([getattr(limit, "centre", quat.IDENTITY) for limit in self.limits])
 
     def rest_pose(self, batch: int | None = None) -> Array:
         """Identity pose rotations, (n, 4) or (batch, n, 4)."""

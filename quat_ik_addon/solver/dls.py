@@ -39,11 +39,8 @@ def _skew(v: Array) -> Array:
 def _orientation_residual(goals: Goals, tip: Array) -> tuple[Array, Array] | None:
     """Rotation vector (N, 3) that would fix the tip's orientation, and the rows that count."""
     if goals.orientations is not None:
-        fix = quat.canonical(quat.multiply(goals.orientations, quat.conjugate(tip)))
-        half = np.arctan2(np.linalg.norm(fix[:, 1:], axis=1), fix[:, 0])
-        sin_half = np.sin(half)
-        scale = np.where(sin_half > 1e-12, 2.0 * half / np.where(sin_half > 1e-12, sin_half, 1.0), 2.0)
-        return fix[:, 1:] * scale[:, None], np.broadcast_to(np.eye(3), (len(tip), 3, 3))
+        fix = quat.multiply(goals.orientations, quat.conjugate(tip))
+        return quat.rotation_vector(fix), np.broadcast_to(np.eye(3), (len(tip), 3, 3))
     if goals.directions is not None:
         aim = quat.rotate(tip, goals.aim_axis)
         turn = quat.rotation_between(aim, goals.directions)
@@ -78,8 +75,8 @@ class _Problem:
                 blocks.append(np.broadcast_to(np.eye(3), (count, 3, 3)))
         return np.stack(blocks, axis=1)
 
-    def linearise(self, rotations: Array) -> tuple[Array, Array, Array]:
-        """Jacobian (N, m, 3n), weighted residual (N, m) and the pre-rotation frames."""
+    def linearise(self, rotations: Array) -> tuple[Array, Array, Array, Array]:
+        """Jacobian (N, m, 3n), weighted residual (N, m), pre-rotation frames and projectors."""
         pose = self.chain.forward_kinematics(rotations)
         count, n = rotations.shape[:2]
         allowed = self.projectors(pose.pre_rotations)
@@ -94,7 +91,12 @@ class _Problem:
             orientation_rows = np.einsum("nij,nkjl->nikl", counted, allowed).reshape(count, 3, 3 * n)
             rows.append(self.orientation_scale * orientation_rows)
             residual.append(self.orientation_scale * error_vector)
-        return np.concatenate(rows, axis=1), np.concatenate(residual, axis=1), pose.pre_rotations
+        return np.concatenate(rows, axis=1), np.concatenate(residual, axis=1), pose.pre_rotations, allowed
+
+
+def _toward_preferred(rotations: Array, preferred: Array, pre: Array) -> Array:
+    """Root-frame rotation vectors (N, n, 3) turning each joint from its pose to the preferred one."""
+    return quat.rotate(pre, quat.rotation_vector(quat.multiply(preferred, quat.conjugate(rotations))))
 
 
 def _apply(chain: Chain, rotations: Array, pre: Array, turn: Array) -> Array:
@@ -113,8 +115,15 @@ def run_dls(
     settings: SolveSettings,
     max_iterations: int | None = None,
     method: str = "damped",
+    preferred: Array | None = None,
 ) -> tuple[Array, Array]:
-    """DLS iterations on (N, n, 4) poses; returns the best poses and iterations per row."""
+    """DLS iterations on (N, n, 4) poses; returns the best poses and iterations per row.
+
+    With ``preferred`` poses and ``settings.rest_pull`` > 0, each step also turns the joints
+    toward the preferred pose inside the Jacobian's null space, (I − J⁺J)·z (the classic
+    secondary task of redundant IK), which moves nothing the goals can see: a redundant chain
+    keeps its posture instead of drifting along the solution set into a joint limit.
+    """
     from .ccd import combined_error, goal_errors
 
     max_iterations = settings.max_iterations if max_iterations is None else max_iterations
@@ -134,7 +143,7 @@ def run_dls(
             break
         row_goals = goals if rows.size == goals.count else goals.take(rows)
         problem = _Problem(chain, row_goals)
-        jacobian, residual, pre = problem.linearise(rotations[rows])
+        jacobian, residual, pre, allowed = problem.linearise(rotations[rows])
         if method == "transpose":
             step = np.einsum("nmc,nm->nc", jacobian, residual)
             moved = np.einsum("nmc,nc->nm", jacobian, step)
@@ -144,6 +153,16 @@ def run_dls(
             normal = np.einsum("nic,njc->nij", jacobian, jacobian)
             normal += (damping[rows] ** 2)[:, None, None] * np.eye(normal.shape[-1])
             step = np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(normal, residual[..., None])[..., 0])
+            if preferred is not None and settings.rest_pull > 0.0:
+                toward = settings.rest_pull * _toward_preferred(rotations[rows], preferred[rows], pre)
+                toward = np.einsum("nkij,nkj->nki", allowed, toward).reshape(len(rows), 3 * n)
+                # Project with (almost) no damping: a damped projector leaks the pull into what
+                # the goals see and stalls convergence.
+                exact = normal - (damping[rows] ** 2 - (1e-9 * chain.reach) ** 2)[:, None, None] * np.eye(
+                    normal.shape[-1]
+                )
+                seen = np.einsum("nmc,nc->nm", jacobian, toward)
+                step += toward - np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(exact, seen[..., None])[..., 0])
         step = step.reshape(len(rows), n, 3)
         largest = np.max(np.linalg.norm(step, axis=-1), axis=-1)
         step *= np.minimum(1.0, MAX_JOINT_STEP / np.maximum(largest, 1e-300))[:, None, None]
@@ -156,7 +175,9 @@ def run_dls(
         iterations[rows] += 1
         # Levenberg–Marquardt: trust the linear model more after a success, less after a miss.
         damping[rows] = np.where(better, damping[rows] * 0.5, damping[rows] * 4.0)
-        damping[rows] = np.clip(damping[rows], 1e-9 * chain.reach, 1e3 * chain.reach)
+        # The floor keeps J Jᵀ + λ²I invertible where rows vanish (a direction goal ignores twist
+        # about the aim axis); it is far below what slows convergence at 1e-6 × reach.
+        damping[rows] = np.clip(damping[rows], 1e-6 * chain.reach, 1e3 * chain.reach)
         failures[rows] = np.where(better, 0, failures[rows] + 1)
         gain = error[rows] - trial_error
         error[accepted] = trial_error[better]

@@ -94,15 +94,21 @@ class Goals:
         return self.orientations is not None or self.directions is not None
 
     def take(self, rows: NDArray[np.intp]) -> Goals:
-        """The goals of the given rows (for active sets and restarts)."""
-        return Goals(
-            self.positions[rows],
-            None if self.orientations is None else self.orientations[rows],
-            None if self.directions is None else self.directions[rows],
-            self.aim_axis,
-            self.position_weight,
-            self.orientation_weight,
-        )
+        """The goals of the given rows (for active sets and restarts).
+
+        Skips validation: the rows of valid goals are valid, and this runs every iteration.
+        """
+        taken = object.__new__(Goals)
+        for name, value in (
+            ("positions", self.positions[rows]),
+            ("orientations", None if self.orientations is None else self.orientations[rows]),
+            ("directions", None if self.directions is None else self.directions[rows]),
+            ("aim_axis", self.aim_axis),
+            ("position_weight", self.position_weight),
+            ("orientation_weight", self.orientation_weight),
+        ):
+            object.__setattr__(taken, name, value)
+        return taken
 
     def orientation_error(self, tip_rotations: Array) -> Array:
         """Radians between the tip's posed frame and the wanted one (or its aim and direction)."""

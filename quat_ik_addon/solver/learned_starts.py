@@ -1,9 +1,9 @@
 """Learned start poses (Blow 2002, "CCD Convergence Issues").
 
 A preprocess samples reachable targets, tries many start poses on all of them, keeps the few
-(4 to 8) that together converge for nearly every target (greedy set cover), and clusters the
-targets each start serves. At solve time a target starts from the pose whose cluster centroid
-is nearest. Everything is plain arrays, so the Blender layer can store it on the armature.
+(4 to 8) that together converge for nearly every target (greedy set cover), clusters the
+targets by place and gives each cluster the kept start that converges on most of it. At solve
+time a target starts from the pose of the cluster whose centroid is nearest. Everything is plain arrays, so the Blender layer can store it on the armature.
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ class LearnedStarts:
             raise ValueError("learned starts: arrays have inconsistent shapes")
         if len(owners) == 0 or owners.min() < 0 or owners.max() >= len(starts):
             raise ValueError("learned starts: centroid_start points at a start pose that does not exist")
-        return cls(starts, centroids, owners, float(arrays.get("coverage", np.nan)), float(arrays.get("accuracy", np.nan)))
+        return cls(
+            starts, centroids, owners, float(arrays.get("coverage", np.nan)), float(arrays.get("accuracy", np.nan))
+        )
 
 
 def _k_means(points: Array, count: int, rng: np.random.Generator, rounds: int = 20) -> Array:
@@ -75,7 +77,7 @@ def learn_start_poses(
     samples: int = 1000,
     candidates: int = 16,
     max_starts: int = 6,
-    clusters_per_start: int = 4,
+    clusters: int = 48,
     settings: SolveSettings | None = None,
     seed: int = 0,
 ) -> LearnedStarts:
@@ -94,7 +96,6 @@ def learn_start_poses(
         settings=settings,
     )
     converged = trial.converged.reshape(candidates, samples)
-    effort = trial.iterations.reshape(candidates, samples)
 
     kept: list[int] = []
     covered = np.zeros(samples, dtype=bool)
@@ -108,20 +109,14 @@ def learn_start_poses(
     if not kept:
         kept = [0]  # nothing converged anywhere: rest is as good a start as any
 
-    # Each target goes to the kept start that solves it with the least effort.
-    cost = np.where(converged[kept], effort[kept], np.iinfo(np.int64).max)
-    owner = np.argmin(cost, axis=0)
-    centroids, centroid_start = [], []
-    for index in range(len(kept)):
-        members = targets[covered & (owner == index)]
-        if len(members) == 0:
-            continue
-        for centroid in _k_means(members, clusters_per_start, rng):
-            centroids.append(centroid)
-            centroid_start.append(index)
-    if not centroids:
-        centroids, centroid_start = [targets.mean(axis=0)], [0]
-    learned = LearnedStarts(pool[kept], np.array(centroids), np.array(centroid_start, dtype=np.int64))
+    # Cluster the targets by place, then give each cluster the kept start that converges on
+    # most of its members: never worse than any single start on the samples, and regions
+    # where another start beats rest get that start.
+    centroids = _k_means(targets, clusters, rng)
+    member_of = np.argmin(np.sum((targets[:, None] - centroids[None]) ** 2, axis=-1), axis=1)
+    wins = np.stack([np.bincount(member_of, weights=converged[k], minlength=len(centroids)) for k in kept], axis=1)
+    centroid_start = np.argmax(wins, axis=1)
+    learned = LearnedStarts(pool[kept], centroids, centroid_start.astype(np.int64))
     # How often the nearest-centroid choice picks a start that converges.
     chosen = learned.centroid_start[
         np.argmin(np.sum((targets[:, None] - learned.centroids[None]) ** 2, axis=-1), axis=1)

@@ -120,6 +120,12 @@ class HingeJoint:
         axis = np.asarray(self.axis, dtype=float)
         object.__setattr__(self, "axis", axis / np.linalg.norm(axis))
 
+    @property
+    def centre(self) -> Array:
+        """The rotation half way through the range (rest when unlimited)."""
+        middle = 0.0 if self.angle_range is None else 0.5 * (self.angle_range.minimum + self.angle_range.maximum)
+        return quat.from_axis_angle(self.axis, middle)
+
     def angle(self, q: Array) -> Array:
         """Hinge angle of the rotation about the axis nearest q."""
         return quat.twist_about(q, self.axis)
@@ -164,10 +170,19 @@ class BallJoint:
         if self.clamp_mode not in CLAMP_MODES:
             raise ValueError(f"clamp_mode must be one of {CLAMP_MODES}, not {self.clamp_mode!r}")
         object.__setattr__(self, "windows", tuple(self.windows))
+        object.__setattr__(self, "_reach", ReachWindows(self.windows) if self.windows else None)
 
     @property
     def reach(self) -> ReachWindows | None:
-        return ReachWindows(self.windows) if self.windows else None
+        """The union of the windows, or None for free swing."""
+        return self._reach
+
+    @property
+    def centre(self) -> Array:
+        """Pointing through the first window's middle, twisted half way through the range."""
+        direction = np.array([0.0, 1.0, 0.0]) if not self.windows else self.windows[0].reference
+        twist = 0.0 if self.twist_range is None else 0.5 * (self.twist_range.minimum + self.twist_range.maximum)
+        return quat.multiply(quat.rotation_from_y(direction), quat.from_y_angle(twist))
 
     def _inside(self, q: Array) -> NDArray[np.bool_]:
         """Rows that certainly need no clamping, by the cheapest tests first (Blow's fast paths)."""

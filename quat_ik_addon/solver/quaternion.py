@@ -172,15 +172,20 @@ def rotation_from_y(d: ArrayLike) -> Array:
 def swing_twist_y(q: ArrayLike) -> tuple[Array, Array]:
     """Split q = S·T_y(twist): S the simple rotation from +Y to d = q·ŷ, twist about the bone.
 
-    Blow 2002 writes q = T·S with T about d; both twists have the same angle. Returns the
-    bone direction d and the twist angle in (−π, π].
+    Blow 2002 writes q = T·S with T about d; both twists have the same angle. Because S has
+    no y component, q_w = s_w cos(twist/2) and q_y = s_w sin(twist/2) with s_w ≥ 0, so the
+    twist is 2·atan2(q_y, q_w) without building S (Blow's fast twist test). Only where the
+    bone points straight down −Y (s_w = 0) is S built explicitly. Returns the bone direction
+    d and the twist angle in (−π, π].
     """
     q = np.asarray(q, dtype=float)
     d = rotate_y_axis(q)
-    swing = rotation_from_y(d)
-    twist_q = multiply(conjugate(swing), q)
-    twist = 2.0 * np.arctan2(twist_q[..., 2], twist_q[..., 0])
-    return d, wrap_angle(twist)
+    twist = np.asarray(2.0 * np.arctan2(q[..., 2], q[..., 0]))
+    degenerate = np.asarray(q[..., 0] ** 2 + q[..., 2] ** 2 < 1e-20)
+    if np.any(degenerate):
+        twist_q = multiply(conjugate(rotation_from_y(d[degenerate])), q[degenerate])
+        twist[degenerate] = 2.0 * np.arctan2(twist_q[..., 2], twist_q[..., 0])
+    return d, wrap_angle(twist)[()]
 
 
 def twist_about(q: ArrayLike, axis: ArrayLike) -> Array:
@@ -216,6 +221,15 @@ def direction_angle(a: ArrayLike, b: ArrayLike) -> Array:
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     return np.arctan2(np.linalg.norm(cross(a, b), axis=-1), np.einsum("...i,...i->...", a, b))
+
+
+def rotation_vector(q: ArrayLike) -> Array:
+    """Axis × angle (radians, the shorter way round) of unit quaternions: the log map, doubled."""
+    q = canonical(q)
+    half = np.arctan2(np.linalg.norm(q[..., 1:], axis=-1), q[..., 0])
+    sin_half = np.sin(half)
+    scale = np.where(sin_half > 1e-12, 2.0 * half / np.where(sin_half > 1e-12, sin_half, 1.0), 2.0)
+    return q[..., 1:] * scale[..., None]
 
 
 def slerp_from_identity(q: ArrayLike, fraction: ArrayLike) -> Array:

@@ -39,6 +39,7 @@ def _solve_blocks(
     iterations: Array,
     restarts: Array,
     settings: SolveSettings,
+    preferred: Array | None,
 ) -> None:
     """Solve the listed blocks in lock step, each warm from the given pose for its first frame."""
     starts = np.array(blocks) * block_length
@@ -51,7 +52,12 @@ def _solve_blocks(
         frames = frames[inside]
         previous = previous[inside]
         result = solve(
-            chain, goals.take(frames), start_rotations=previous, reference_rotations=previous, settings=settings
+            chain,
+            goals.take(frames),
+            start_rotations=previous,
+            reference_rotations=previous,
+            preferred_rotations=preferred,
+            settings=settings,
         )
         rotations[frames] = result.rotations
         iterations[frames] += result.iterations
@@ -67,15 +73,21 @@ def solve_sequence(
     start_rotations: ArrayLike | None = None,
     settings: SolveSettings | None = None,
     block_length: int | None = None,
+    preferred_rotations: ArrayLike | None = None,
 ) -> SolveResult:
     """Solve F frames (goals in frame order) with continuity; the first frame starts from
-    ``start_rotations`` ((n, 4), e.g. the pose before the shot) or rest."""
+    ``start_rotations`` ((n, 4), e.g. the pose before the shot) or rest.
+
+    ``settings.rest_pull`` draws redundant chains toward ``preferred_rotations`` ((n, 4), rest
+    by default) in the null space of the goals, which keeps them from drifting into dead ends.
+    """
     settings = settings or SolveSettings()
     goals = Goals.of(targets)
     frames = goals.count
     block_length = block_length or max(4, int(np.ceil(np.sqrt(frames))))
     block_count = int(np.ceil(frames / block_length))
     first = initial_poses(chain, start_rotations, 1)[0]
+    preferred = initial_poses(chain, preferred_rotations, 1)[0] if settings.rest_pull > 0.0 else None
     rotations = np.zeros((frames, chain.n_bones, 4))
     iterations = np.zeros(frames, dtype=np.int64)
     restarts = np.zeros(frames, dtype=np.int64)
@@ -91,6 +103,7 @@ def solve_sequence(
         iterations,
         restarts,
         settings,
+        preferred,
     )
     checked_from = 1
     while checked_from < block_count:
@@ -109,9 +122,58 @@ def solve_sequence(
             iterations,
             restarts,
             replace(settings, seed=settings.seed + rough[0]),
+            preferred,
         )
         checked_from = rough[0] + 1
+    _repair_jumps_backwards(chain, goals, rotations, iterations, settings, preferred)
     return finish_result(chain, goals, rotations, iterations, settings, restarts)
+
+
+def _is_jump(rotations: Array, frame: int) -> bool:
+    """Does the pose jump into ``frame`` by more than twice the motion on either side?"""
+    jump = pose_distance(rotations[frame - 1], rotations[frame])
+    before = pose_distance(rotations[frame - 2], rotations[frame - 1]) if frame >= 2 else 0.0
+    after = pose_distance(rotations[frame], rotations[frame + 1]) if frame + 1 < len(rotations) else 0.0
+    return bool(jump > 2.0 * max(before, after) + SEAM_SLACK)
+
+
+def _repair_jumps_backwards(
+    chain: Chain, goals: Goals, rotations: Array, iterations: Array, settings: SolveSettings, preferred: Array | None
+) -> None:
+    """Where the branch the frames were following ends (a joint limit cuts it off) the pose
+    must jump to another branch. Carry the new branch backwards, frame by frame, until it
+    meets the old one or reaches the first frame: the jump disappears whenever the new branch
+    reaches back that far, which it does when the motion itself was continuous.
+    """
+    frame = 1
+    while frame < goals.count:
+        if not _is_jump(rotations, frame):
+            frame += 1
+            continue
+        carried = {}
+        previous = rotations[frame]
+        motion = pose_distance(rotations[frame], rotations[min(frame + 1, goals.count - 1)])
+        for earlier in range(frame - 1, -1, -1):
+            result = solve(
+                chain,
+                goals.take(np.array([earlier])),
+                start_rotations=previous,
+                reference_rotations=previous,
+                preferred_rotations=preferred,
+                settings=settings,
+            )
+            iterations[earlier] += result.iterations[0]
+            if not result.converged[0]:
+                carried = {}  # the new branch ends going back too: keep the jump
+                break
+            carried[earlier] = result.rotations[0]
+            met_old = pose_distance(result.rotations[0], rotations[earlier]) <= 2.0 * motion + SEAM_SLACK
+            previous = result.rotations[0]
+            if met_old:
+                break
+        for earlier, pose in carried.items():
+            rotations[earlier] = pose
+        frame += 1
 
 
 def _rough_seams(rotations: Array, block_length: int, block_count: int, first_block: int) -> list[int]:

@@ -23,15 +23,16 @@ def run_method(
     if method == "ccd":
         return run_ccd(chain, goals, rotations, settings, preferred)
     if method in ("dls", "jacobian_transpose"):
-        return run_dls(chain, goals, rotations, settings, method="transpose" if method == "jacobian_transpose" else "damped")
+        kind = "transpose" if method == "jacobian_transpose" else "damped"
+        return run_dls(chain, goals, rotations, settings, method=kind, preferred=preferred)
     if method == "ccd_dls":
         first, second = (
             lambda q: run_ccd(chain, goals, q, settings, preferred, settings.ccd_iterations_before_dls),
-            lambda q: run_dls(chain, goals, q, settings),
+            lambda q: run_dls(chain, goals, q, settings, preferred=preferred),
         )
     else:
         first, second = (
-            lambda q: run_dls(chain, goals, q, settings),
+            lambda q: run_dls(chain, goals, q, settings, preferred=preferred),
             lambda q: run_ccd(chain, goals, q, settings, preferred),
         )
     rotations, iterations = first(rotations)
@@ -42,6 +43,14 @@ def run_method(
 def pose_distance(a: Array, b: Array) -> Array:
     """Largest joint angle (radians) between two batches of poses (..., n, 4)."""
     return np.max(quat.angle_between(a, b), axis=-1)
+
+
+def _shaken(chain: Chain, poses: Array, temperature: Array, rng: np.random.Generator) -> Array:
+    """Poses (M, n, 4) turned by random rotations of about ``temperature`` radians, clamped."""
+    axes = rng.normal(size=poses.shape[:-1] + (3,))
+    axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
+    angles = temperature[:, None] * np.abs(rng.normal(size=poses.shape[:-1]))
+    return chain.clamp_to_limits(quat.multiply(quat.from_axis_angle(axes, angles), poses))
 
 
 def _restart(
@@ -71,7 +80,11 @@ def _restart(
         rows = np.repeat(unmet, candidates)
         trial_goals = goals.take(rows)
         trial, trial_iterations = run_method(
-            chain, trial_goals, chain.random_poses(rng, rows.size), settings, None if preferred is None else preferred[rows]
+            chain,
+            trial_goals,
+            chain.random_poses(rng, rows.size),
+            settings,
+            None if preferred is None else preferred[rows],
         )
         trial_position, trial_orientation, _ = goal_errors(chain, trial_goals, trial)
         trial_met = settings.reached(trial_position, trial_orientation, tolerance)

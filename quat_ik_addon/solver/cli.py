@@ -1,0 +1,122 @@
+"""Command line for pipelines and other engines: solve a rig spec's chain against targets.
+
+    python -m quat_ik_addon.solver solve RIG.json --chain arm --targets targets.json -o out.json
+
+Targets are a JSON list of [x, y, z], a JSON object {"positions": [...], "orientations":
+[[w, x, y, z], ...] or "directions": [...]}, or an .npy array shaped (N, 3), all in the frame
+of the chain root's parent. The output JSON holds per-target pose rotations (w, x, y, z, for
+``pose_bone.rotation_quaternion``), errors, iterations, restarts and a converged flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .chain import Chain
+from .goals import Goals
+from .rig_spec import RigSpecError, load_rig_spec
+from .sequence import solve_sequence
+from .settings import METHODS, SolveSettings
+from .solve import solve
+
+
+class InputError(Exception):
+    """Bad input on the command line: reported in one line, exit status 2."""
+
+
+def _read_goals(path: Path) -> Goals:
+    try:
+        if path.suffix == ".npy":
+            return Goals(np.load(path))
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise InputError(f"{path}: cannot read targets: {error}") from None
+    try:
+        if isinstance(data, dict):
+            unknown = set(data) - {"positions", "orientations", "directions"}
+            if unknown:
+                raise InputError(f"{path}: unknown keys {sorted(unknown)}")
+            return Goals(
+                np.asarray(data["positions"], dtype=float),
+                None if "orientations" not in data else np.asarray(data["orientations"], dtype=float),
+                None if "directions" not in data else np.asarray(data["directions"], dtype=float),
+            )
+        return Goals(np.asarray(data, dtype=float))
+    except KeyError:
+        raise InputError(f"{path}: a targets object needs a 'positions' list") from None
+    except (TypeError, ValueError) as error:
+        raise InputError(f"{path}: {error}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m quat_ik_addon.solver", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("solve", help="solve a chain of a rig spec against a list of targets")
+    run.add_argument("rig_spec", type=Path, help="rig spec JSON (docs/rig_spec.md)")
+    run.add_argument("--chain", help="chain name (default: the spec's only chain)")
+    run.add_argument("--targets", type=Path, required=True, help="targets: .json or .npy")
+    run.add_argument("-o", "--output", type=Path, help="output JSON (default: standard output)")
+    run.add_argument("--method", choices=METHODS, default=SolveSettings.method)
+    run.add_argument("--restarts", type=int, default=3, help="restart rounds for stuck targets")
+    run.add_argument("--max-iterations", type=int, default=SolveSettings.max_iterations)
+    run.add_argument("--tolerance", type=float, help="position tolerance (default: 1e-6 x chain reach)")
+    run.add_argument("--sequence", action="store_true", help="targets are frames: keep continuity between them")
+    return parser
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Solve as the parsed arguments say and return the output document (InputError on bad input)."""
+    try:
+        rig = load_rig_spec(args.rig_spec)
+    except OSError as error:
+        raise InputError(f"{args.rig_spec}: {error.strerror or error}") from None
+    except RigSpecError as error:
+        raise InputError(str(error)) from None
+    names = [chain.name for chain in rig.chains]
+    chain_name = args.chain or (names[0] if len(names) == 1 else None)
+    if chain_name not in names:
+        raise InputError(f"choose a chain with --chain: the spec has {names or 'no chains'}")
+    chain = Chain.from_rig_spec(rig, chain_name)
+    goals = _read_goals(args.targets)
+    try:
+        settings = SolveSettings(
+            method=args.method, restarts=args.restarts, max_iterations=args.max_iterations, tolerance=args.tolerance
+        )
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    result = (
+        solve_sequence(chain, goals, settings=settings) if args.sequence else solve(chain, goals, settings=settings)
+    )
+    return {
+        "chain": chain_name,
+        "bones": list(chain.bone_names),
+        "tolerance": result.tolerance,
+        "converged": result.converged.tolist(),
+        "position_error": result.position_error.tolist(),
+        "orientation_error": result.orientation_error.tolist(),
+        "iterations": result.iterations.tolist(),
+        "restarts": result.restarts.tolist(),
+        "rotations": result.rotations.tolist(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        document = run(args)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    text = json.dumps(document, indent=1)
+    if args.output:
+        args.output.write_text(text)
+    else:
+        print(text)
+    reached = sum(document["converged"])
+    print(f"{reached}/{len(document['converged'])} targets reached", file=sys.stderr)
+    return 0

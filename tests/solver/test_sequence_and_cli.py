@@ -1,0 +1,129 @@
+"""Frame sequences keep to one solution branch; the command line solves a rig spec."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_ccd import assert_result_is_honest
+
+from quat_ik_addon.solver import quaternion as quat
+from quat_ik_addon.solver import reference_chains
+from quat_ik_addon.solver.chain import Chain
+from quat_ik_addon.solver.cli import main
+from quat_ik_addon.solver.rig_spec import load_rig_spec
+from quat_ik_addon.solver.sequence import solve_sequence
+from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.solve import pose_distance, solve
+
+REPO = Path(__file__).resolve().parents[2]
+ARM3_SPEC = REPO / "tests" / "solver" / "data" / "arm3.rig.json"
+
+
+def smooth_pose_path(chain, rng, frames, keys=5):
+    """Poses easing between random key poses inside the limits (smoothstep per joint)."""
+    key_poses = chain.random_poses(rng, keys)
+    t = np.linspace(0, keys - 1, frames)
+    index = np.minimum(t.astype(int), keys - 2)
+    f = t - index
+    f = f * f * (3 - 2 * f)
+    start, end = key_poses[index], key_poses[index + 1]
+    step = quat.slerp_from_identity(quat.multiply(quat.conjugate(start), end), np.repeat(f[:, None], chain.n_bones, 1))
+    return chain.clamp_to_limits(quat.multiply(start, step))
+
+
+def jump_ratio(chain, rotations, path):
+    """Largest per-frame joint jump of a solve, over the generating path's largest."""
+    return np.max(pose_distance(rotations[1:], rotations[:-1])) / np.max(pose_distance(path[1:], path[:-1]))
+
+
+@pytest.mark.parametrize(("name", "smooth_paths_needed"), [("arm3", 7), ("chain10", 7)])
+def test_smooth_paths_give_smooth_joints(name, smooth_paths_needed, record_property):
+    """Frame-to-frame solving follows the motion: joints move at most twice as far per frame
+    as the motion that made the targets. On a redundant arm with limits a followed branch can
+    end at a limit; the backward repair removes most such jumps, not all (8 paths, fixed)."""
+    chain = reference_chains.REFERENCE_CHAINS[name]()
+    settings = SolveSettings(method="dls", restarts=2)
+    ours, cold = [], []
+    for seed in range(8):
+        path = smooth_pose_path(chain, np.random.default_rng(seed), 150)
+        targets = chain.forward_kinematics(path).effector
+        result = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+        assert_result_is_honest(chain, result, targets)
+        assert result.success_rate >= 0.99
+        ours.append(jump_ratio(chain, result.rotations, path))
+        # Starting every frame from rest, as Blender's IK does.
+        cold.append(jump_ratio(chain, solve(chain, targets, settings=settings).rotations, path))
+    record_property("jump_ratios", [round(r, 2) for r in ours])
+    print(f"{name}: jump / path motion per path: ours {np.round(ours, 2)}, from rest {np.round(cold, 2)}")
+    assert sum(r <= 2.0 for r in ours) >= smooth_paths_needed
+    assert sum(r > 2.0 for r in cold) > sum(r > 2.0 for r in ours)
+
+
+def test_block_length_does_not_change_smoothness(rng):
+    chain = reference_chains.arm3()
+    path = smooth_pose_path(chain, rng, 120)
+    targets = chain.forward_kinematics(path).effector
+    path_motion = np.max(pose_distance(path[1:], path[:-1]))
+    for block_length in (4, 17, 1000):
+        result = solve_sequence(chain, targets, settings=SolveSettings(method="dls"), block_length=block_length)
+        assert np.max(pose_distance(result.rotations[1:], result.rotations[:-1])) <= 2.0 * path_motion
+
+
+def test_rig_spec_chain_matches_its_rest_pose():
+    rig = load_rig_spec(ARM3_SPEC)
+    chain = Chain.from_rig_spec(rig, "arm")
+    assert chain.bone_names == rig.chain_bones("arm")
+    tip = rig.bone(chain.bone_names[-1])
+    # At rest the effector is the tip bone's tail.
+    np.testing.assert_allclose(chain.forward_kinematics(chain.rest_pose()).effector, tip.tail, atol=1e-9)
+
+
+def test_command_line_solves_a_rig_spec(tmp_path, rng):
+    chain = Chain.from_rig_spec(load_rig_spec(ARM3_SPEC), "arm")
+    targets = chain.forward_kinematics(chain.random_poses(rng, 20)).effector
+    (tmp_path / "targets.json").write_text(json.dumps(targets.tolist()))
+    np.save(tmp_path / "targets.npy", targets)
+    for name in ("targets.json", "targets.npy"):
+        out = tmp_path / f"{name}.out.json"
+        assert main(["solve", str(ARM3_SPEC), "--targets", str(tmp_path / name), "-o", str(out)]) == 0
+        document = json.loads(out.read_text())
+        assert document["bones"] == list(chain.bone_names)
+        rotations = np.array(document["rotations"])
+        assert rotations.shape == (20, 3, 4)
+        effector = chain.forward_kinematics(rotations).effector
+        np.testing.assert_allclose(np.linalg.norm(effector - targets, axis=1), document["position_error"], atol=1e-12)
+        assert all(document["converged"])
+
+
+def test_command_line_runs_as_a_module_and_reports_bad_input(tmp_path):
+    (tmp_path / "bad.json").write_text('{"positions": [[0, 1, "x"]]}')
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "quat_ik_addon.solver",
+            "solve",
+            str(ARM3_SPEC),
+            "--targets",
+            str(tmp_path / "bad.json"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert run.returncode == 2
+    assert "bad.json" in run.stderr and "error:" in run.stderr
+    (tmp_path / "ok.json").write_text(json.dumps({"positions": [[0.1, 0.3, 0.2]], "directions": [[0, 0, 1]]}))
+    run = subprocess.run(
+        [sys.executable, "-m", "quat_ik_addon.solver", "solve", str(ARM3_SPEC), "--targets", str(tmp_path / "ok.json")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert run.returncode == 0, run.stderr
+    assert len(json.loads(run.stdout)["rotations"]) == 1
+    missing = main(["solve", str(tmp_path / "nope.json"), "--targets", str(tmp_path / "ok.json")])
+    assert missing == 2

@@ -1,0 +1,194 @@
+"""Part 2 of the solver: restarts, orientation goals, DLS, stiffness, rest pull, learned starts."""
+
+import numpy as np
+import pytest
+from conftest import reachable_targets
+from test_ccd import assert_result_is_honest
+
+from quat_ik_addon.solver import quaternion as quat
+from quat_ik_addon.solver import reference_chains
+from quat_ik_addon.solver.chain import Chain
+from quat_ik_addon.solver.goals import Goals
+from quat_ik_addon.solver.learned_starts import LearnedStarts, learn_start_poses
+from quat_ik_addon.solver.limits import AngleRange, HingeJoint
+from quat_ik_addon.solver.settings import METHODS, SolveSettings
+from quat_ik_addon.solver.solve import _restart, pose_distance, solve
+
+Y_AXIS = np.array([0.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_limits_hold_for_every_method_with_orientation_stiffness_and_restarts(limited_chain, rng, method):
+    targets, poses = reachable_targets(limited_chain, rng, 60)
+    wanted = limited_chain.forward_kinematics(poses).rotations[:, -1]
+    goals = Goals(targets + rng.normal(scale=0.2, size=targets.shape), orientations=wanted)
+    settings = SolveSettings(method=method, restarts=1, restart_candidates=2, max_iterations=30, rest_pull=0.2)
+    result = solve(limited_chain, goals, settings=settings, preferred_rotations=limited_chain.rest_pose())
+    assert_result_is_honest(limited_chain, result, goals.positions)
+    np.testing.assert_allclose(
+        result.orientation_error,
+        goals.orientation_error(limited_chain.forward_kinematics(result.rotations).rotations[:, -1]),
+    )
+
+
+@pytest.mark.parametrize("name", ["arm3", "chain10", "chain30"])
+def test_restarts_reach_nearly_every_reachable_target(name, rng, record_property):
+    chain = reference_chains.REFERENCE_CHAINS[name]()
+    targets, _ = reachable_targets(chain, rng, 1000)
+    result = solve(chain, targets, settings=SolveSettings(method="dls", restarts=4))
+    assert_result_is_honest(chain, result, targets)
+    record_property("success_rate", result.success_rate)
+    assert result.success_rate >= 0.995, result.success_rate
+    assert np.max(result.position_error[result.converged]) <= 1e-6 * chain.reach
+
+
+def test_ccd_with_restarts_reaches_nearly_every_reachable_target_on_arm3(rng):
+    chain = reference_chains.arm3()
+    targets, _ = reachable_targets(chain, rng, 1000)
+    result = solve(chain, targets, settings=SolveSettings(method="ccd", restarts=4, max_iterations=300))
+    assert result.success_rate >= 0.995, result.success_rate
+    assert np.any(result.restarts > 0)  # restarts did the work
+
+
+def test_straight_rest_on_the_elbow_limit_does_not_get_stuck(rng):
+    """The case that defeats Blender's IK: rest is straight, exactly on the elbow's 0° limit,
+    and targets need the elbow bent; a solver that starts from rest finds no gradient to bend."""
+    chain = reference_chains.arm3()
+    assert chain.limits[1].angle_range.minimum == 0.0
+    targets, _ = reachable_targets(chain, rng, 1000)
+    bent = np.linalg.norm(targets, axis=1) < 0.9 * chain.reach
+    result = solve(chain, targets[bent], settings=SolveSettings(restarts=4))
+    assert result.success_rate >= 0.995, result.success_rate
+
+
+@pytest.mark.parametrize("method", ["ccd_dls", "dls"])
+def test_full_orientation_targets_are_reached_where_a_pose_exists(rng, method):
+    chain = reference_chains.arm3()  # 7 degrees of freedom: a point and a frame are reachable
+    poses = chain.random_poses(rng, 300)
+    fk = chain.forward_kinematics(poses)
+    goals = Goals(fk.effector, orientations=fk.rotations[:, -1])
+    result = solve(chain, goals, settings=SolveSettings(method=method, restarts=4))
+    assert result.success_rate >= 0.99, result.success_rate
+    met = result.converged
+    assert np.max(result.orientation_error[met]) <= 1e-6
+    assert np.max(result.position_error[met]) <= 1e-6 * chain.reach
+
+
+def test_direction_targets_point_the_tip_axis(rng):
+    chain = reference_chains.arm3()
+    poses = chain.random_poses(rng, 300)
+    fk = chain.forward_kinematics(poses)
+    aim = np.array([0.0, 0.0, 1.0])
+    goals = Goals(fk.effector, directions=quat.rotate(fk.rotations[:, -1], aim), aim_axis=aim)
+    result = solve(chain, goals, settings=SolveSettings(restarts=4))
+    assert result.success_rate >= 0.99
+    reached_aim = quat.rotate(chain.forward_kinematics(result.rotations).rotations[:, -1], aim)
+    assert np.max(quat.direction_angle(reached_aim[result.converged], goals.directions[result.converged])) <= 1e-6
+
+
+def non_redundant_arm() -> Chain:
+    """Yaw, pitch, elbow hinges with ranges that leave exactly one solution per target."""
+    z_axis, x_axis = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    base = reference_chains.free_chain(3)
+    limits = (
+        HingeJoint(Y_AXIS, AngleRange(-1.2, 1.2)),
+        HingeJoint(x_axis, AngleRange(0.1, 1.4)),
+        HingeJoint(z_axis * 0 + x_axis, AngleRange(0.2, 2.4)),
+    )
+    offsets = np.array([[0, 0, 0], [0, 0.0, 0], [0, 0.5, 0]])
+    return Chain(("yaw", "pitch", "elbow"), base.rest_rotations, offsets, np.array([1e-3, 0.5, 0.5]), limits)
+
+
+def test_dls_and_ccd_agree_on_well_posed_targets(rng):
+    chain = non_redundant_arm()
+    targets, poses = reachable_targets(chain, rng, 200)
+    settings = dict(restarts=4, max_iterations=400)
+    by_ccd = solve(chain, targets, settings=SolveSettings(method="ccd", **settings))
+    by_dls = solve(chain, targets, settings=SolveSettings(method="dls", **settings))
+    both = by_ccd.converged & by_dls.converged
+    assert np.mean(both) >= 0.98
+    assert np.max(pose_distance(by_ccd.rotations[both], by_dls.rotations[both])) < 1e-4
+    assert np.max(pose_distance(by_dls.rotations[both], poses[both])) < 1e-4
+
+
+def test_stiff_joints_move_less(rng):
+    loose = reference_chains.free_chain(6)
+    stiff_limits = tuple(type(limit)(stiffness=0.9 if i == 0 else 0.0) for i, limit in enumerate(loose.limits))
+    stiff = Chain(loose.bone_names, loose.rest_rotations, loose.rest_offsets, loose.lengths, stiff_limits)
+    targets, _ = reachable_targets(loose, rng, 200)
+    settings = SolveSettings(method="ccd", max_iterations=300)
+    loose_root = quat.angle_between(solve(loose, targets, settings=settings).rotations[:, 0], quat.IDENTITY)
+    stiff_root = quat.angle_between(solve(stiff, targets, settings=settings).rotations[:, 0], quat.IDENTITY)
+    assert np.mean(stiff_root) < 0.7 * np.mean(loose_root)
+
+
+def test_rest_pull_keeps_redundant_chains_nearer_the_preferred_pose(rng):
+    chain = reference_chains.free_chain(8)
+    targets, _ = reachable_targets(chain, rng, 200)
+    preferred = chain.rest_pose()
+    free = solve(chain, targets, settings=SolveSettings(method="ccd", max_iterations=300))
+    pulled = solve(
+        chain,
+        targets,
+        settings=SolveSettings(method="ccd", max_iterations=300, rest_pull=0.3),
+        preferred_rotations=preferred,
+    )
+    assert pulled.success_rate >= 0.95  # the pull fades as goals are met, so they are still met
+    assert np.mean(pose_distance(pulled.rotations, preferred)) < np.mean(pose_distance(free.rotations, preferred))
+
+
+def test_restarts_prefer_the_solution_nearest_the_reference(rng):
+    chain = reference_chains.free_chain(4)
+    targets, poses = reachable_targets(chain, rng, 100)
+    goals = Goals(targets)
+    settings = SolveSettings(method="dls", restarts=1, restart_candidates=16)
+    # Every goal unmet at rest, so every goal restarts; the reference is the generating pose.
+    picked = {}
+    for label, reference in (("with", poses), ("without", None)):
+        rotations = chain.rest_pose(len(targets))
+        restarts = _restart(chain, goals, rotations, np.zeros(len(targets), dtype=np.int64), settings, reference, None)
+        assert np.all(restarts == 1)
+        picked[label] = rotations
+    assert np.mean(pose_distance(picked["with"], poses)) < 0.85 * np.mean(pose_distance(picked["without"], poses))
+
+
+def test_unreachable_goals_report_restarts_and_stay_finite():
+    chain = reference_chains.arm3()
+    result = solve(chain, [[0.0, 3.0, 0.0]], settings=SolveSettings(restarts=2))
+    assert not result.converged[0] and result.restarts[0] == 2
+    assert np.all(np.isfinite(result.rotations))
+    assert result.position_error[0] == pytest.approx(3.0 - chain.reach, abs=1e-6)  # straight up: the best
+
+
+def test_learned_start_poses_cover_the_workspace_and_round_trip_as_arrays(rng):
+    chain = reference_chains.arm3()
+    settings = SolveSettings(method="dls")  # learn with the settings the solves will use
+    learned = learn_start_poses(chain, samples=1000, candidates=16, max_starts=6, settings=settings, seed=1)
+    assert 1 <= len(learned.start_rotations) <= 6
+    assert learned.coverage >= 0.99
+    assert learned.accuracy >= 0.95  # the nearest centroid's start converges on the sample targets
+    restored = LearnedStarts.from_arrays({k: np.array(v) for k, v in learned.to_arrays().items()})
+    targets, _ = reachable_targets(chain, rng, 1000)
+    np.testing.assert_array_equal(restored.starts_for(targets), learned.starts_for(targets))
+    from_rest = solve(chain, targets, settings=settings)
+    from_learned = solve(chain, targets, learned_starts=restored, settings=settings)
+    assert from_learned.success_rate >= from_rest.success_rate
+    assert np.max(chain.limit_violation(from_learned.rotations)) < 1e-9
+
+
+def test_learned_starts_reject_inconsistent_arrays():
+    with pytest.raises(ValueError, match="start pose that does not exist"):
+        LearnedStarts.from_arrays(
+            {"start_rotations": np.zeros((1, 3, 4)), "centroids": np.zeros((1, 3)), "centroid_start": [3]}
+        )
+
+
+def test_goal_validation_messages():
+    with pytest.raises(ValueError, match="not both"):
+        Goals(np.zeros((1, 3)), orientations=[[1, 0, 0, 0]], directions=[[0, 1, 0]])
+    with pytest.raises(ValueError, match="zero vector"):
+        Goals(np.zeros((1, 3)), directions=[[0, 0, 0]])
+    with pytest.raises(ValueError, match="NaN"):
+        Goals(np.zeros((2, 3)), orientations=[[1, 0, 0, 0], [np.nan, 0, 0, 0]])
+    with pytest.raises(ValueError, match="method"):
+        SolveSettings(method="magic")
