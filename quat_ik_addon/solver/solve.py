@@ -47,7 +47,7 @@ def pose_distance(a: Array, b: Array) -> Array:
 
 def _shaken(chain: Chain, poses: Array, temperature: Array, rng: np.random.Generator) -> Array:
     """Poses (M, n, 4) turned by random rotations of about ``temperature`` radians, clamped."""
-    axes = rng.normal(size=poses.shape[:-1] + (3,))
+    axes = rng.normal(size=(*poses.shape[:-1], 3))
     axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
     angles = temperature[:, None] * np.abs(rng.normal(size=poses.shape[:-1]))
     return chain.clamp_to_limits(quat.multiply(quat.from_axis_angle(axes, angles), poses))

@@ -1,0 +1,32 @@
+"""Fixtures shared by every test folder.
+
+* ``extension_zip``: the add-on zip, built and validated once per test session (into a temp
+  folder, not ``dist/``) by ``tools/build_extension.py``.
+* ``run_bpy_with_addon``: ``run_bpy_with_addon(script, *args)`` runs ``script`` (a Path, or a str
+  of source) in a fresh bpy 5.0 session with that zip installed and enabled, and fails the test
+  with the session's output unless the script returns cleanly. See ``tests/helpers.py`` for the
+  lower-level runners (bpy module and Blender 3.4 binary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import SessionResult, run_in_bpy
+from tools.build_extension import build_extension
+
+
+@pytest.fixture(scope="session")
+def extension_zip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_extension(dist_dir=tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture
+def run_bpy_with_addon(extension_zip: Path, tmp_path: Path) -> Callable[..., SessionResult]:
+    def run(script: Path | str, *args: str | Path) -> SessionResult:
+        return run_in_bpy(script, *args, workdir=tmp_path, addon_zip=extension_zip).check()
+
+    return run
