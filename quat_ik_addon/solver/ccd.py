@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
-from .chain import Chain
+from .chain import Chain, ChainPose
 from .goals import Goals
 from .settings import SolveResult, SolveSettings
 
@@ -100,11 +100,16 @@ def initial_poses(chain: Chain, start: ArrayLike | None, n_targets: int) -> Arra
     return chain.clamp_to_limits(np.broadcast_to(start, (n_targets, chain.n_bones, 4)))
 
 
+def goal_errors_of(pose: ChainPose, goals: Goals) -> tuple[Array, Array]:
+    """Position error and orientation error (radians) of posed chains."""
+    return np.linalg.norm(pose.effector - goals.positions, axis=1), goals.orientation_error(pose.rotations[:, -1])
+
+
 def goal_errors(chain: Chain, goals: Goals, rotations: Array) -> tuple[Array, Array, Array]:
     """Position error, orientation error (radians) and effector of poses, by forward kinematics."""
     pose = chain.forward_kinematics(rotations)
-    position_error = np.linalg.norm(pose.effector - goals.positions, axis=1)
-    return position_error, goals.orientation_error(pose.rotations[:, -1]), pose.effector
+    position_error, orientation_error = goal_errors_of(pose, goals)
+    return position_error, orientation_error, pose.effector
 
 
 def combined_error(chain: Chain, position_error: Array, orientation_error: Array) -> Array:

@@ -29,6 +29,17 @@ class ChainPose:
     rotations: Array  # (N, n, 4) G_i: bone i's posed frame
     effector: Array  # (N, 3) tail of the tip bone plus the effector offset
 
+    def take(self, rows: NDArray[np.intp]) -> ChainPose:
+        """The poses of the given rows."""
+        return ChainPose(self.heads[rows], self.pre_rotations[rows], self.rotations[rows], self.effector[rows])
+
+    def put(self, rows: NDArray[np.intp], other: ChainPose) -> None:
+        """Overwrite the given rows with another batch's poses (in place)."""
+        self.heads[rows] = other.heads
+        self.pre_rotations[rows] = other.pre_rotations
+        self.rotations[rows] = other.rotations
+        self.effector[rows] = other.effector
+
 
 @dataclass(frozen=True, eq=False)
 class Chain:

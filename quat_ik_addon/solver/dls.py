@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import quaternion as quat
-from .chain import Chain
+from .chain import Chain, ChainPose
 from .goals import Goals
 from .limits import FixedJoint, HingeJoint
 from .settings import SolveSettings
@@ -75,10 +75,9 @@ class _Problem:
                 blocks.append(np.broadcast_to(np.eye(3), (count, 3, 3)))
         return np.stack(blocks, axis=1)
 
-    def linearise(self, rotations: Array) -> tuple[Array, Array, Array, Array]:
-        """Jacobian (N, m, 3n), weighted residual (N, m), pre-rotation frames and projectors."""
-        pose = self.chain.forward_kinematics(rotations)
-        count, n = rotations.shape[:2]
+    def linearise(self, pose: ChainPose) -> tuple[Array, Array, Array]:
+        """Jacobian (N, m, 3n), weighted residual (N, m) and projectors at a posed chain."""
+        count, n = pose.heads.shape[:2]
         allowed = self.projectors(pose.pre_rotations)
         lever = pose.effector[:, None, :] - pose.heads
         # Turning about u at the head moves the effector by u × lever = −[lever]× u.
@@ -91,7 +90,7 @@ class _Problem:
             orientation_rows = np.einsum("nij,nkjl->nikl", counted, allowed).reshape(count, 3, 3 * n)
             rows.append(self.orientation_scale * orientation_rows)
             residual.append(self.orientation_scale * error_vector)
-        return np.concatenate(rows, axis=1), np.concatenate(residual, axis=1), pose.pre_rotations, allowed
+        return np.concatenate(rows, axis=1), np.concatenate(residual, axis=1), allowed
 
 
 def _toward_preferred(rotations: Array, preferred: Array, pre: Array) -> Array:
@@ -124,12 +123,15 @@ def run_dls(
     secondary task of redundant IK), which moves nothing the goals can see: a redundant chain
     keeps its posture instead of drifting along the solution set into a joint limit.
     """
-    from .ccd import combined_error, goal_errors
+    from .ccd import combined_error, goal_errors_of
 
     max_iterations = settings.max_iterations if max_iterations is None else max_iterations
     tolerance = settings.absolute_tolerance(chain.reach)
     rotations = rotations.copy()
-    position_error, orientation_error, _ = goal_errors(chain, goals, rotations)
+    # Forward kinematics of each row's current pose, kept from the step that made it: the
+    # Jacobian is built from the same numbers that judged the step.
+    pose = chain.forward_kinematics(rotations)
+    position_error, orientation_error = goal_errors_of(pose, goals)
     error = combined_error(chain, position_error, orientation_error)
     damping = np.full(goals.count, settings.damping * chain.reach)
     iterations = np.zeros(goals.count, dtype=np.int64)
@@ -143,7 +145,9 @@ def run_dls(
             break
         row_goals = goals if rows.size == goals.count else goals.take(rows)
         problem = _Problem(chain, row_goals)
-        jacobian, residual, pre, allowed = problem.linearise(rotations[rows])
+        row_pose = pose.take(rows)
+        pre = row_pose.pre_rotations
+        jacobian, residual, allowed = problem.linearise(row_pose)
         if method == "transpose":
             step = np.einsum("nmc,nm->nc", jacobian, residual)
             moved = np.einsum("nmc,nc->nm", jacobian, step)
@@ -158,7 +162,7 @@ def run_dls(
                 toward = np.einsum("nkij,nkj->nki", allowed, toward).reshape(len(rows), 3 * n)
                 # Project with (almost) no damping: a damped projector leaks the pull into what
                 # the goals see and stalls convergence.
-                exact = normal - (damping[rows] ** 2 - (1e-9 * chain.reach) ** 2)[:, None, None] * np.eye(
+                exact = normal - (damping[rows] ** 2 - (1e-5 * chain.reach) ** 2)[:, None, None] * np.eye(
                     normal.shape[-1]
                 )
                 seen = np.einsum("nmc,nc->nm", jacobian, toward)
@@ -167,11 +171,13 @@ def run_dls(
         largest = np.max(np.linalg.norm(step, axis=-1), axis=-1)
         step *= np.minimum(1.0, MAX_JOINT_STEP / np.maximum(largest, 1e-300))[:, None, None]
         trial = _apply(chain, rotations[rows], pre, step)
-        trial_position, trial_orientation, _ = goal_errors(chain, row_goals, trial)
+        trial_pose = chain.forward_kinematics(trial)
+        trial_position, trial_orientation = goal_errors_of(trial_pose, row_goals)
         trial_error = combined_error(chain, trial_position, trial_orientation)
         better = trial_error < error[rows]
         accepted = rows[better]
         rotations[accepted] = trial[better]
+        pose.put(accepted, trial_pose.take(np.nonzero(better)[0]))
         iterations[rows] += 1
         # Levenberg–Marquardt: trust the linear model more after a success, less after a miss.
         damping[rows] = np.where(better, damping[rows] * 0.5, damping[rows] * 4.0)

@@ -36,7 +36,7 @@ class SolveSettings:
     stall_iterations: int = 8
     stall_ratio: float = 1e-4
     rest_pull: float = 0.0
-    method: str = "ccd_dls"
+    method: str = "dls_ccd"
     ccd_iterations_before_dls: int = 12
     damping: float = 0.05
     restarts: int = 0

@@ -72,10 +72,10 @@ def _restart(
     tolerance = settings.absolute_tolerance(chain.reach)
     restarts = np.zeros(goals.count, dtype=np.int64)
     candidates = settings.restart_candidates
-    for _ in range(settings.restarts):
+    for _ in range(settings.restarts if candidates else 0):
         position_error, orientation_error, _ = goal_errors(chain, goals, rotations)
         unmet = np.nonzero(~settings.reached(position_error, orientation_error, tolerance))[0]
-        if unmet.size == 0 or candidates == 0:
+        if unmet.size == 0:
             break
         rows = np.repeat(unmet, candidates)
         trial_goals = goals.take(rows)

@@ -1,0 +1,289 @@
+"""Ready-made reach-window shapes for the rig spec, and how much of the sphere a window covers.
+
+Every function here returns rig-spec windows (:mod:`.rig_spec` dataclasses, angles in
+DEGREES), ready for a :class:`~.rig_spec.BallLimit`.  The shapes live on the window plane of
+:mod:`.window_frames` (axes ``u``, ``v`` around the centre ``c``; for ``c = +Y`` these are
+local X and Z), where a polygon corner ``[a, b]`` is the plane point ``(tan a, tan b)``.
+
+Circles become polygons through the gnomonic (central) projection: the circular cone of
+half-angle θ is the plane circle of radius ``tan θ`` (Blow 2002, "Limiting Reach"), so a
+regular N-gon *inscribed* in that cone has its corners on that circle, at radius
+``tan θ``, and the *circumscribed* N-gon has its edges tangent to it, corners at radius
+``tan θ / cos(π/N)``.  An inscribed polygon allows a little less than the cone, a
+circumscribed one a little more.  Ellipses go the same way through the affine map
+``(x, y) -> (x tan a, y tan b)``, which keeps corners on the ellipse (inscribed) and
+edges tangent to it (circumscribed).
+
+Solid angles (how much of the sphere of directions a window lets through) measure how big
+a limit is, e.g. to compare a limit fitted from animation with the true one.
+
+numpy only; no ``bpy``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from . import rig_spec as spec
+from .reach_windows import ConeWindow as SolverConeWindow
+from .reach_windows import EllipticConeWindow as SolverEllipticConeWindow
+from .reach_windows import PolygonWindow as SolverPolygonWindow
+from .reach_windows import ReachWindow as SolverReachWindow
+from .spec_chain import solver_window
+
+__all__ = [
+    "Fit",
+    "cone_polygon",
+    "cone_window",
+    "elliptic_cone_window",
+    "elliptic_polygon",
+    "fibonacci_sphere",
+    "rectangle_window",
+    "regular_polygon_window",
+    "spherical_polygon_solid_angle",
+    "window_as_polygon",
+    "window_solid_angle",
+    "windows_solid_angle",
+]
+
+Vec3 = tuple[float, float, float]
+Fit = Literal["inscribed", "circumscribed"]
+_Y = (0.0, 1.0, 0.0)
+# Corners are rounded to this many decimals of a degree (1e-9° ≈ 2e-11 rad): files read
+# 30.0 rather than 29.999999999999996, and no shape moves by anything a joint could show.
+DECIMALS = 9
+
+
+def cone_window(half_angle_deg: float, center: npt.ArrayLike = _Y) -> spec.ConeWindow:
+    """The exact circular cone of ``half_angle_deg`` (0 < θ ≤ 180) around ``center``."""
+    return spec.ConeWindow(half_angle_deg=float(half_angle_deg), center=_vec3(center))
+
+
+def elliptic_cone_window(
+    half_angles_deg: tuple[float, float] | Sequence[float],
+    center: npt.ArrayLike = _Y,
+    x_axis: npt.ArrayLike | None = None,
+) -> spec.EllipticConeWindow:
+    """The exact elliptical cone: up to ``a`` degrees toward the plane's u and ``b`` toward v."""
+    a, b = (float(angle) for angle in half_angles_deg)
+    return spec.EllipticConeWindow(
+        half_angles_deg=(a, b), center=_vec3(center), x_axis=None if x_axis is None else _vec3(x_axis)
+    )
+
+
+def rectangle_window(
+    u_deg: float | tuple[float, float] | Sequence[float],
+    v_deg: float | tuple[float, float] | Sequence[float],
+    center: npt.ArrayLike = _Y,
+    x_axis: npt.ArrayLike | None = None,
+) -> spec.PolygonWindow:
+    """A rectangle of swing angles: ``±u_deg`` toward u and ``±v_deg`` toward v.
+
+    Each of ``u_deg``, ``v_deg`` is a half-width (a positive number, symmetric about the
+    centre) or a ``(min, max)`` pair, e.g. ``rectangle_window((-30, 80), 45)``.  As
+    everywhere in the rig spec the sides are measured along the plane's axes (tangents),
+    so they are great-circle arcs, not lines of constant angle from the centre.
+    """
+    u_min, u_max = _interval(u_deg, "u_deg")
+    v_min, v_max = _interval(v_deg, "v_deg")
+    corners = ((u_min, v_min), (u_max, v_min), (u_max, v_max), (u_min, v_max))
+    return spec.PolygonWindow(
+        vertices_deg=corners, center=_vec3(center), x_axis=None if x_axis is None else _vec3(x_axis)
+    )
+
+
+def regular_polygon_window(
+    radius_deg: float,
+    sides: int,
+    rotation_deg: float = 0.0,
+    center: npt.ArrayLike = _Y,
+    x_axis: npt.ArrayLike | None = None,
+    fit: Fit = "inscribed",
+) -> spec.PolygonWindow:
+    """A regular ``sides``-gon around ``center`` for the circular cone of ``radius_deg``.
+
+    ``fit="inscribed"`` puts the corners on the cone (plane radius ``tan radius_deg``), so
+    the polygon allows slightly less than the cone; ``"circumscribed"`` makes the edges
+    tangent to the cone (corners at ``tan radius_deg / cos(π/sides)``), allowing slightly
+    more.  The first corner sits ``rotation_deg`` counter-clockwise from the plane's +u
+    axis (toward +v); corners run counter-clockwise.
+    """
+    if sides < 3:
+        raise ValueError(f"a polygon needs at least 3 sides, got {sides}")
+    if not 0.0 < radius_deg < 90.0:
+        raise ValueError(f"radius_deg must be in (0, 90) for a polygon, got {radius_deg}")
+    radius = math.tan(math.radians(radius_deg)) / _fit_scale(fit, sides)
+    angles = np.radians(rotation_deg) + 2.0 * np.pi * np.arange(sides) / sides
+    points = radius * np.stack((np.cos(angles), np.sin(angles)), axis=1)
+    return _polygon_from_plane_points(points, center, x_axis)
+
+
+def cone_polygon(
+    half_angle_deg: float,
+    sides: int = 16,
+    center: npt.ArrayLike = _Y,
+    x_axis: npt.ArrayLike | None = None,
+    fit: Fit = "inscribed",
+    rotation_deg: float = 0.0,
+) -> spec.PolygonWindow:
+    """The circular cone of ``half_angle_deg`` (< 90) as an editable regular polygon.
+
+    Same as :func:`regular_polygon_window`; ``fit`` says whether the corners lie on the cone
+    (``"inscribed"``, the default) or the edges touch it (``"circumscribed"``).
+    """
+    return regular_polygon_window(half_angle_deg, sides, rotation_deg, center, x_axis, fit)
+
+
+def elliptic_polygon(
+    half_angles_deg: tuple[float, float] | Sequence[float],
+    sides: int = 16,
+    center: npt.ArrayLike = _Y,
+    x_axis: npt.ArrayLike | None = None,
+    fit: Fit = "inscribed",
+) -> spec.PolygonWindow:
+    """The elliptical cone ``(a, b)`` as a polygon: corners on it or edges tangent to it.
+
+    The unit circle's regular N-gon (first corner on +u) mapped by ``(x, y) -> (x tan a,
+    y tan b)``: an affine map keeps corners on the ellipse and tangent edges tangent.
+    """
+    if sides < 3:
+        raise ValueError(f"a polygon needs at least 3 sides, got {sides}")
+    a, b = (float(angle) for angle in half_angles_deg)
+    if not (0.0 < a < 90.0 and 0.0 < b < 90.0):
+        raise ValueError(f"half_angles_deg must each be in (0, 90), got {(a, b)}")
+    angles = 2.0 * np.pi * np.arange(sides) / sides
+    radii = np.tan(np.radians([a, b])) / _fit_scale(fit, sides)
+    points = np.stack((np.cos(angles), np.sin(angles)), axis=1) * radii
+    return _polygon_from_plane_points(points, center, x_axis)
+
+
+def window_as_polygon(window: spec.ReachWindow, sides: int = 16, fit: Fit = "inscribed") -> spec.PolygonWindow:
+    """Any rig-spec window as a polygon one can edit corner by corner.
+
+    Polygons come back unchanged; cones (half-angle below 90°) and elliptic cones become
+    :func:`cone_polygon` / :func:`elliptic_polygon` with ``sides`` corners.
+    """
+    if isinstance(window, spec.PolygonWindow):
+        return window
+    if isinstance(window, spec.ConeWindow):
+        if window.half_angle_deg >= 90.0:
+            raise ValueError(f"a cone of {window.half_angle_deg:g}° reaches past its window plane; no polygon can")
+        return cone_polygon(window.half_angle_deg, sides, window.center, fit=fit)
+    return elliptic_polygon(window.half_angles_deg, sides, window.center, window.x_axis, fit)
+
+
+# --------------------------------------------------------------------------- solid angles
+
+
+def spherical_polygon_solid_angle(corners: npt.ArrayLike) -> float:
+    """Solid angle (steradians) of a convex spherical polygon given by unit corner directions.
+
+    Fan of triangles from the first corner, each by Van Oosterom & Strackee (1983):
+    ``tan(Ω/2) = |a·(b×c)| / (1 + a·b + b·c + c·a)``, taken with atan2 so triangles up
+    to a hemisphere are exact.
+    """
+    pts = np.asarray(corners, dtype=np.float64)
+    pts = pts / np.linalg.norm(pts, axis=1, keepdims=True)
+    a = pts[0]
+    b, c = pts[1:-1], pts[2:]
+    triple = np.abs(np.einsum("ij,ij->i", b, np.cross(c, np.broadcast_to(a, c.shape))))
+    denominator = 1.0 + b @ a + np.einsum("ij,ij->i", b, c) + c @ a
+    return float(np.sum(2.0 * np.arctan2(triple, denominator)))
+
+
+def window_solid_angle(window: spec.ReachWindow | SolverReachWindow, rim_samples: int = 4096) -> float:
+    """Steradians of directions the window lets through (4π is the whole sphere).
+
+    Cones: ``2π(1 − cos θ)``.  Polygons: exact (:func:`spherical_polygon_solid_angle`).
+    Elliptic cones: the inscribed polygon of ``rim_samples`` rim points, which falls short by
+    a relative ``≈ (2π/rim_samples)²/6`` (4·10⁻⁷ at the default).
+    """
+    solver = solver_window(window) if isinstance(window, spec.ReachWindow) else window
+    if isinstance(solver, SolverConeWindow):
+        return 2.0 * math.pi * (1.0 - math.cos(solver.half_angle))
+    if isinstance(solver, SolverEllipticConeWindow):
+        return spherical_polygon_solid_angle(solver.rim(2.0 * np.pi * np.arange(rim_samples) / rim_samples))
+    if isinstance(solver, SolverPolygonWindow):
+        return spherical_polygon_solid_angle(solver.corner_directions)
+    raise TypeError(f"not a reach window: {window!r}")
+
+
+def fibonacci_sphere(count: int) -> np.ndarray:
+    """``count`` near-uniform unit directions (the Fibonacci lattice), shape ``(count, 3)``.
+
+    Points ``i + 1/2`` of ``count`` equal-area bands, turned by the golden angle (González
+    2010, "Measurement of areas on a sphere using Fibonacci and latitude–longitude lattices").
+    """
+    index = np.arange(count) + 0.5
+    polar = np.arccos(1.0 - 2.0 * index / count)
+    azimuth = np.pi * (1.0 + 5.0**0.5) * index
+    return np.stack((np.cos(azimuth) * np.sin(polar), np.cos(polar), np.sin(azimuth) * np.sin(polar)), axis=1)
+
+
+def windows_solid_angle(
+    windows: Sequence[spec.ReachWindow | SolverReachWindow], samples: int = 200_000, *, chunk: int = 50_000
+) -> float:
+    """Steradians of the UNION of windows (overlaps counted once), by a Fibonacci lattice.
+
+    The share of ``samples`` lattice directions inside any window, times 4π; for a smooth
+    region the error is about ``4π · perimeter-length / samples`` — under 10⁻³ relative for
+    windows of a few tens of degrees at the default.  No windows means free swing: 4π.
+    """
+    if not windows:
+        return 4.0 * math.pi
+    solver = [solver_window(w) if isinstance(w, spec.ReachWindow) else w for w in windows]
+    grid = fibonacci_sphere(samples)
+    inside = 0
+    for start in range(0, samples, chunk):
+        part = grid[start : start + chunk]
+        hit = np.zeros(len(part), dtype=bool)
+        for window in solver:
+            hit |= window.contains(part, 0.0)
+        inside += int(np.count_nonzero(hit))
+    return 4.0 * math.pi * inside / samples
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _fit_scale(fit: Fit, sides: int) -> float:
+    """Divide the circle's radius by this to get the corners' radius."""
+    if fit == "inscribed":
+        return 1.0
+    if fit == "circumscribed":
+        return math.cos(math.pi / sides)
+    raise ValueError(f"fit must be 'inscribed' or 'circumscribed', got {fit!r}")
+
+
+def _polygon_from_plane_points(
+    points: np.ndarray, center: npt.ArrayLike, x_axis: npt.ArrayLike | None
+) -> spec.PolygonWindow:
+    """Plane points (tangents) to a polygon window with corners in degrees (atan)."""
+    degrees = np.round(np.degrees(np.arctan(points)), DECIMALS) + 0.0  # + 0.0: no -0.0 in files
+    return spec.PolygonWindow(
+        vertices_deg=tuple((float(a), float(b)) for a, b in degrees),
+        center=_vec3(center),
+        x_axis=None if x_axis is None else _vec3(x_axis),
+    )
+
+
+def _interval(value: float | Sequence[float], what: str) -> tuple[float, float]:
+    if isinstance(value, (int, float)):
+        half = float(value)
+        if not half > 0.0:
+            raise ValueError(f"{what} half-width must be positive, got {value}")
+        return -half, half
+    low, high = (float(v) for v in value)
+    if not low < high:
+        raise ValueError(f"{what} must satisfy min < max, got {(low, high)}")
+    return low, high
+
+
+def _vec3(value: npt.ArrayLike) -> Vec3:
+    x, y, z = (float(c) for c in np.asarray(value, dtype=np.float64).reshape(3))
+    return (x, y, z)
