@@ -20,28 +20,48 @@ bl_info = {
 
 def _registered_classes() -> tuple:
     """The one table of classes, in registration order (property groups before users)."""
-    from .blender import operators, panels, properties
+    from .blender import (
+        limits_panel,
+        limits_properties,
+        operators_bake,
+        operators_chain,
+        operators_limits,
+        panels,
+        properties,
+    )
 
-    return (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES)
+    return (
+        *limits_properties.CLASSES,
+        *properties.CLASSES,
+        *operators_chain.CLASSES,
+        *operators_limits.CLASSES,
+        *operators_bake.CLASSES,
+        *panels.CLASSES,
+        *limits_panel.CLASSES,
+    )
 
 
 def register() -> None:
     import bpy
 
-    from .blender import properties, runtime
+    from .blender import handlers, limits_properties, panels, properties
 
     for cls in _registered_classes():
         bpy.utils.register_class(cls)
     properties.attach()
-    runtime.register()
+    limits_properties.attach()
+    panels.register_menus()
+    handlers.register()
 
 
 def unregister() -> None:
     import bpy
 
-    from .blender import properties, runtime
+    from .blender import handlers, limits_properties, panels, properties
 
-    runtime.unregister()
+    handlers.unregister()
+    panels.unregister_menus()
+    limits_properties.detach()
     properties.detach()
     for cls in reversed(_registered_classes()):
         bpy.utils.unregister_class(cls)

@@ -1,10 +1,34 @@
-"""The View3D sidebar tab "Quat IK"."""
+"""The View3D sidebar tab "Quat IK": chains, their settings, last solve status, actions.
+
+Joint limits of the active bone have their own panel module (``limits_panel.py``).
+"""
+
+from __future__ import annotations
 
 import bpy
 
+from . import properties
 
-class QUATIK_PT_chains(bpy.types.Panel):
-    bl_label = "Quat IK"
+
+class QUATIK_UL_chains(bpy.types.UIList):
+    """The armature's chains in priority order: enabled, name, tip bone, mode."""
+
+    bl_idname = "QUATIK_UL_chains"
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0):
+        row = layout.row(align=True)
+        row.prop(item, "enabled", text="")
+        row.prop(item, "name", text="", emboss=False)
+        sub = row.row()
+        sub.alignment = "RIGHT"
+        state = "ERROR" if item.status_message and not item.status_converged else ""
+        if state:
+            sub.label(text="", icon="ERROR")
+        sub.label(text=f"{item.tip_bone} ×{item.chain_length}")
+        sub.prop(item, "mode", text="", icon_only=True, emboss=False)
+
+
+class _QuatIKPanel:
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
     bl_category = "Quat IK"
@@ -14,16 +38,176 @@ class QUATIK_PT_chains(bpy.types.Panel):
         ob = context.object
         return ob is not None and ob.type == "ARMATURE"
 
+
+class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
+    """Chains of the active armature"""
+
+    bl_label = "Quat IK Chains"
+    bl_idname = "QUATIK_PT_chains"
+
     def draw(self, context):
         layout = self.layout
-        settings = context.object.quat_ik
+        ob = context.object
+        settings = ob.quat_ik
+        row = layout.row()
+        row.template_list("QUATIK_UL_chains", "", settings, "chains", settings, "active_chain_index", rows=3)
+        col = row.column(align=True)
+        col.operator("quat_ik.add_chain", icon="ADD", text="")
+        col.operator("quat_ik.remove_chain", icon="REMOVE", text="")
+        col.separator()
+        col.operator("quat_ik.move_chain", icon="TRIA_UP", text="").direction = "UP"
+        col.operator("quat_ik.move_chain", icon="TRIA_DOWN", text="").direction = "DOWN"
+
+        chain = properties.active_chain(ob)
+        if chain is None:
+            layout.label(text="Select a bone and add a chain", icon="INFO")
+            return
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        col = layout.column()
+        col.prop_search(chain, "tip_bone", ob.data, "bones", text="Tip")
+        col.prop(chain, "chain_length")
+        col.prop(chain, "target_object")
+        if chain.target_object is not None and chain.target_object.type == "ARMATURE":
+            col.prop_search(chain, "target_bone", chain.target_object.data, "bones", text="Bone")
+        col.prop(chain, "effector_offset")
+        col.prop(chain, "mode")
+
         row = layout.row(align=True)
-        row.operator("quat_ik.add_chain", icon="ADD")
-        row.operator("quat_ik.remove_chain", icon="REMOVE", text="")
-        for chain in settings.chains:
-            row = layout.row()
-            row.prop(chain, "enabled", text="")
-            row.label(text=f"{chain.tip_bone} ({chain.chain_length} bones)")
+        row.operator("quat_ik.solve", icon="CON_KINEMATIC", text="Solve Now").chains = "ACTIVE"
+        row.operator("quat_ik.bake", icon="REC", text="Bake")
 
 
-CLASSES = (QUATIK_PT_chains,)
+class QUATIK_PT_chain_orientation(_QuatIKPanel, bpy.types.Panel):
+    """The tip's rotation goal (shown only when the solver supports it)"""
+
+    bl_label = "Orientation"
+    bl_parent_id = "QUATIK_PT_chains"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        from . import solve_adapter
+
+        return (
+            super().poll(context)
+            and properties.active_chain(context.object) is not None
+            and "orientation" in solve_adapter.capabilities()
+        )
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        chain = properties.active_chain(context.object)
+        layout.prop(chain, "orientation_mode")
+        if chain.orientation_mode == "OBJECT":
+            layout.prop(chain, "orientation_object")
+            target = chain.orientation_object
+            if target is not None and target.type == "ARMATURE":
+                layout.prop_search(chain, "orientation_bone", target.data, "bones", text="Bone")
+        if chain.orientation_mode != "NONE":
+            layout.prop(chain, "orientation_weight")
+
+
+class QUATIK_PT_chain_solver(_QuatIKPanel, bpy.types.Panel):
+    """Solver settings of the selected chain"""
+
+    bl_label = "Solver"
+    bl_parent_id = "QUATIK_PT_chains"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return super().poll(context) and properties.active_chain(context.object) is not None
+
+    def draw(self, context):
+        from .operators_chain import _solver_settings_layout
+
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        _solver_settings_layout(layout, properties.active_chain(context.object))
+
+
+class QUATIK_PT_chain_status(_QuatIKPanel, bpy.types.Panel):
+    """How the selected chain's last solve went, so a pose can be explained"""
+
+    bl_label = "Last Solve"
+    bl_parent_id = "QUATIK_PT_chains"
+
+    @classmethod
+    def poll(cls, context):
+        return super().poll(context) and properties.active_chain(context.object) is not None
+
+    def draw(self, context):
+        from . import solve_adapter
+
+        layout = self.layout
+        chain = properties.active_chain(context.object)
+        if chain.status_message:
+            box = layout.box()
+            for i, line in enumerate(_wrap(chain.status_message, 48)):
+                box.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
+        if not chain.status_solved:
+            layout.label(text="Not solved yet")
+            return
+        col = layout.column(align=True)
+        col.label(
+            text="Reached the target" if chain.status_converged else "Did not reach the target",
+            icon="CHECKMARK" if chain.status_converged else "CANCEL",
+        )
+        unit = context.scene.unit_settings
+        error = bpy.utils.units.to_string(unit.system, "LENGTH", chain.status_error, precision=4)
+        col.label(text=f"Error: {error}")
+        col.label(text=f"Sweeps: {chain.status_iterations}")
+        if "restarts" in solve_adapter.capabilities():
+            col.label(text=f"Restarts: {chain.status_restarts}")
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    words, lines, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    if line:
+        lines.append(line)
+    return lines
+
+
+def draw_pose_ik_menu(self, context):
+    """Entries in Pose > Inverse Kinematics (and the Shift+I menu area)."""
+    layout = self.layout
+    layout.separator()
+    layout.operator("quat_ik.add_chain", icon="CON_KINEMATIC")
+    layout.operator("quat_ik.solve", text="Solve Quat IK Now")
+    layout.operator("quat_ik.bake", text="Bake Quat IK...")
+
+
+_MENUS = ("VIEW3D_MT_pose_ik",)
+
+
+def register_menus() -> None:
+    for name in _MENUS:
+        menu = getattr(bpy.types, name, None)
+        if menu is not None:
+            menu.append(draw_pose_ik_menu)
+
+
+def unregister_menus() -> None:
+    for name in _MENUS:
+        menu = getattr(bpy.types, name, None)
+        if menu is not None:
+            menu.remove(draw_pose_ik_menu)
+
+
+CLASSES = (
+    QUATIK_UL_chains,
+    QUATIK_PT_chains,
+    QUATIK_PT_chain_orientation,
+    QUATIK_PT_chain_solver,
+    QUATIK_PT_chain_status,
+)

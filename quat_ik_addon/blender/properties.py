@@ -1,21 +1,189 @@
-"""Settings stored in the .blend: Quat IK chains on the armature object."""
+"""Settings stored in the .blend: Quat IK chains on the armature object (``object.quat_ik``).
+
+Everything here saves with the file, follows undo and links with the object. Per-bone joint
+limits live on the pose bones instead (``limits_properties.py``) so chains can share them.
+The ``status_*`` properties are written by solves (never by the user) and have no update
+callback, so writing them does not count as a settings change.
+"""
+
+from __future__ import annotations
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+from . import runtime
+
+MODES = (
+    ("MANUAL", "Manual", "Solve only when asked (Solve Now, Bake)", "HAND", 0),
+    ("LIVE", "Live", "Re-solve whenever the target or anything else the chain depends on changes", "PLAY", 1),
+    (
+        "PER_FRAME",
+        "Per Frame",
+        "Re-solve on every frame change (playback, rendering) and when the chain's inputs change",
+        "TIME",
+        2,
+    ),
+)
+
+SWEEP_ORDERS = (
+    ("TIP_TO_BASE", "Tip to Base", "Each sweep turns the tip joint first (classic CCD)"),
+    ("BASE_TO_TIP", "Base to Tip", "Each sweep turns the root joint first (spreads the bend toward the root)"),
+)
+
+CLAMP_MODES = (
+    ("CLOSEST", "Closest", "A direction outside the reach windows goes to the nearest allowed direction (Blow 2002)"),
+    (
+        "BOUNDARY",
+        "Boundary",
+        "A direction outside goes to where the arc from the window's centre leaves it (Wilhelms and Van Gelder)",
+    ),
+)
+
+ORIENTATION_MODES = (
+    ("NONE", "None", "Only the position of the chain's end is solved"),
+    ("MATCH_TARGET", "Match Target", "The tip bone also takes the target's rotation"),
+    ("OBJECT", "Other Target", "The tip bone takes the rotation of another object or bone"),
+)
+
+METHODS = (
+    ("CCD", "CCD", "Cyclic coordinate descent (Blow 2002)"),
+    ("DLS", "DLS", "Damped least squares"),
+    ("COMBINED", "Combined", "CCD, then damped least squares to polish"),
+)
+
+_changed = runtime.on_setting_changed
 
 
 class QuatIKChain(bpy.types.PropertyGroup):
-    """One IK chain: its tip bone, how many bones it spans and what it reaches for."""
+    """One IK chain: its tip bone, how many bones it spans, what it reaches for and how."""
 
-    tip_bone: StringProperty(name="Tip Bone", description="Last bone of the chain; its tail reaches for the target")
-    chain_length: IntProperty(
-        name="Chain Length", description="Number of bones in the chain, counted from the tip", default=2, min=1, max=255
+    # `name` (built in) is the chain's display name, used by bake --chain.
+    tip_bone: StringProperty(
+        name="Tip Bone", description="Last bone of the chain; its tail reaches for the target", update=_changed
     )
-    enabled: BoolProperty(name="Enabled", description="Solve this chain", default=True)
+    chain_length: IntProperty(
+        name="Chain Length",
+        description="Number of bones in the chain, counted from the tip up its parents",
+        default=2,
+        min=1,
+        max=255,
+        update=_changed,
+    )
+    enabled: BoolProperty(name="Enabled", description="Solve this chain", default=True, update=_changed)
+    mode: EnumProperty(name="Mode", description="When the chain re-solves", items=MODES, update=_changed)
+
+    target_object: PointerProperty(
+        type=bpy.types.Object,
+        name="Target",
+        description="Object (or armature, with a bone) the end of the chain reaches for",
+        update=_changed,
+    )
+    target_bone: StringProperty(
+        name="Target Bone",
+        description="Bone of the target armature whose head is the target (empty: the object's origin)",
+        update=_changed,
+    )
+    effector_offset: FloatVectorProperty(
+        name="Effector Offset",
+        description="Point that reaches the target, relative to the tip bone's tail, in the tip bone's rest axes",
+        size=3,
+        subtype="TRANSLATION",
+        update=_changed,
+    )
+
+    orientation_mode: EnumProperty(
+        name="Orientation",
+        description="Whether the tip bone also matches a rotation",
+        items=ORIENTATION_MODES,
+        update=_changed,
+    )
+    orientation_object: PointerProperty(
+        type=bpy.types.Object,
+        name="Orientation Target",
+        description="Object (or armature, with a bone) whose rotation the tip bone takes",
+        update=_changed,
+    )
+    orientation_bone: StringProperty(
+        name="Orientation Bone", description="Bone whose rotation the tip bone takes", update=_changed
+    )
+    orientation_weight: FloatProperty(
+        name="Orientation Weight",
+        description="How much the rotation counts against the position (0: position only)",
+        subtype="FACTOR",
+        min=0.0,
+        max=1.0,
+        default=0.5,
+        update=_changed,
+    )
+
+    iterations: IntProperty(
+        name="Iterations",
+        description="Most solver sweeps per solve (each sweep turns every joint once)",
+        default=64,
+        min=1,
+        max=10000,
+        soft_max=500,
+        update=_changed,
+    )
+    tolerance: FloatProperty(
+        name="Tolerance",
+        description="Distance from the target counted as reached; the solver stops there",
+        subtype="DISTANCE",
+        default=1e-4,
+        min=0.0,
+        soft_max=0.1,
+        precision=5,
+        update=_changed,
+    )
+    sweep_order: EnumProperty(
+        name="Sweep Order", description="Order joints are turned in a sweep", items=SWEEP_ORDERS, update=_changed
+    )
+    clamp_mode: EnumProperty(
+        name="Clamp Mode",
+        description="How a swing outside the reach windows is brought back inside",
+        items=CLAMP_MODES,
+        update=_changed,
+    )
+    restarts: IntProperty(
+        name="Restarts",
+        description="Extra solves from other start poses when a solve fails to reach the target",
+        default=0,
+        min=0,
+        max=64,
+        update=_changed,
+    )
+    use_learned_start: BoolProperty(
+        name="Learned Start Poses",
+        description="Start from precomputed poses near the target instead of the current pose",
+        update=_changed,
+    )
+    method: EnumProperty(name="Method", description="Solver algorithm", items=METHODS, update=_changed)
+
+    # Written by solves; no update callback (writing them is not a settings change).
+    status_solved: BoolProperty(name="Solved", description="The chain has been solved at least once")
+    status_converged: BoolProperty(name="Converged", description="The last solve reached the target within tolerance")
+    status_error: FloatProperty(
+        name="Error",
+        description="Distance from the end of the chain to the target after the last solve",
+        subtype="DISTANCE",
+        precision=5,
+    )
+    status_iterations: IntProperty(name="Iterations", description="Sweeps the last solve used")
+    status_restarts: IntProperty(name="Restarts", description="Restarts the last solve used")
+    status_message: StringProperty(name="Message", description="Why the last solve failed, or a warning about it")
 
 
 class QuatIKArmatureSettings(bpy.types.PropertyGroup):
-    """All Quat IK chains of one armature object."""
+    """All Quat IK chains of one armature object, in priority order (first solved first)."""
 
     chains: CollectionProperty(type=QuatIKChain, name="Chains", description="Quat IK chains of this armature")
     active_chain_index: IntProperty(name="Active Chain", description="Chain shown in the panel", default=0, min=0)
@@ -26,8 +194,18 @@ CLASSES = (QuatIKChain, QuatIKArmatureSettings)
 
 def attach() -> None:
     """Hang the property groups on Blender types (called from register())."""
-    bpy.types.Object.quat_ik = PointerProperty(type=QuatIKArmatureSettings)
+    bpy.types.Object.quat_ik = PointerProperty(
+        type=QuatIKArmatureSettings, name="Quat IK", description="Quat IK chains of this armature"
+    )
 
 
 def detach() -> None:
     del bpy.types.Object.quat_ik
+
+
+def active_chain(ob):
+    """The armature's chain selected in the panel, or None."""
+    settings = ob.quat_ik
+    if 0 <= settings.active_chain_index < len(settings.chains):
+        return settings.chains[settings.active_chain_index]
+    return None

@@ -1,9 +1,71 @@
-"""App handlers (live and per-frame solving). Registered once, removed on unregister."""
+"""Session state of the Blender layer: never saved, rebuilt after loading a file.
+
+* ``generation`` counts setting changes (property updates, undo, file load). A live chain
+  re-solves when it, or the chain's inputs, differ from what it last solved with.
+* ``suspend_solving()`` stops the handlers while a bake steps through frames.
+* ``stats`` counts handler calls and solves, so tests and the benchmark can check that a
+  handler costs nothing when nothing changed and never loops on its own writes.
+* ``last_inputs`` / ``last_results`` remember, per chain, what the handlers last solved.
+* ``reported`` remembers failures already printed, so a failing chain prints once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import contextmanager
+
+generation = 0
+_suspended = 0
+stats: Counter = Counter()
+last_inputs: dict = {}
+last_results: dict = {}
+reported: set = set()
+last_bake_seconds: dict = {}  # wall time of the last bake's steps (for the benchmark)
 
 
-def register() -> None:
-    """Install the persistent handlers (none yet)."""
+def bump() -> None:
+    """Mark every chain's settings as changed."""
+    global generation
+    generation += 1
 
 
-def unregister() -> None:
-    """Remove every handler register() installed."""
+def on_setting_changed(_owner, _context) -> None:
+    """``update=`` callback of every setting a solve depends on."""
+    bump()
+
+
+def solving_suspended() -> bool:
+    return _suspended > 0
+
+
+@contextmanager
+def suspend_solving():
+    """Handlers do nothing inside this block (a bake gathering inputs frame by frame)."""
+    global _suspended
+    _suspended += 1
+    try:
+        yield
+    finally:
+        _suspended -= 1
+
+
+def forget_all() -> None:
+    """Drop every cache (after loading a file or undo: data may differ from what we saw)."""
+    last_inputs.clear()
+    last_results.clear()
+    reported.clear()
+    bump()
+
+
+def report_once(key, message: str) -> bool:
+    """Print ``message`` the first time it occurs for ``key``; True when it was printed."""
+    if (key, message) in reported:
+        return False
+    reported.add((key, message))
+    print(f"Quat IK: {message}")
+    return True
+
+
+def clear_reports(key) -> None:
+    for entry in [entry for entry in reported if entry[0] == key]:
+        reported.discard(entry)

@@ -35,6 +35,7 @@ from .reach_windows import EllipticConeWindow as SolverEllipticConeWindow
 from .reach_windows import PolygonWindow as SolverPolygonWindow
 from .reach_windows import ReachWindow as SolverReachWindow
 from .spec_chain import solver_window
+from .window_frames import window_plane_axes
 
 __all__ = [
     "Fit",
@@ -43,6 +44,8 @@ __all__ = [
     "elliptic_cone_window",
     "elliptic_polygon",
     "fibonacci_sphere",
+    "polygon_from_directions",
+    "range_of_motion_window",
     "rectangle_window",
     "regular_polygon_window",
     "spherical_polygon_solid_angle",
@@ -175,6 +178,64 @@ def window_as_polygon(window: spec.ReachWindow, sides: int = 16, fit: Fit = "ins
             raise ValueError(f"a cone of {window.half_angle_deg:g}° reaches past its window plane; no polygon can")
         return cone_polygon(window.half_angle_deg, sides, window.center, fit=fit)
     return elliptic_polygon(window.half_angles_deg, sides, window.center, window.x_axis, fit)
+
+
+def polygon_from_directions(
+    directions: npt.ArrayLike, center: npt.ArrayLike | None = None, x_axis: npt.ArrayLike | None = None
+) -> spec.PolygonWindow:
+    """The polygon window whose corners are the given unit ``directions`` (in order).
+
+    ``center`` defaults to their normalised mean.  Every corner must lie less than 90° from
+    the centre, and the corners must make a convex polygon on the window plane (the rig
+    spec refuses anything else with a :class:`~.rig_spec.RigSpecError`).
+    """
+    corners = np.asarray(directions, dtype=np.float64).reshape(-1, 3)
+    corners = corners / np.linalg.norm(corners, axis=1, keepdims=True)
+    mean = corners.sum(axis=0) if center is None else np.asarray(center, dtype=np.float64).reshape(3)
+    c, u, v = window_plane_axes(mean, x_axis)
+    along = corners @ c
+    if float(np.min(along)) <= 1e-9:
+        raise ValueError("every corner must lie less than 90 degrees from the window's centre")
+    points = np.stack((corners @ u, corners @ v), axis=1) / along[:, None]
+    return _polygon_from_plane_points(points, c, x_axis)
+
+
+def range_of_motion_window(
+    minus_u_deg: float,
+    plus_u_deg: float,
+    minus_v_deg: float,
+    plus_v_deg: float,
+    rest_direction: npt.ArrayLike = _Y,
+    x_axis: npt.ArrayLike | None = None,
+    corners_per_quarter: int = 3,
+) -> spec.PolygonWindow:
+    """A window from four published ranges of motion, measured from ``rest_direction``.
+
+    The bone may swing ``plus_u_deg`` toward the rest plane's +u axis, ``minus_u_deg``
+    toward −u, and likewise along v (for the default rest +Y: u = local X, v = local Z).
+    Between two neighbouring motions the corners follow a quarter-ellipse of *swing vectors*
+    (the exponential map, angle × unit axis): the swing ``(p cos φ, q sin φ)`` for the two
+    ranges p, q, at ``corners_per_quarter`` steps of φ — so each pure motion is a corner,
+    reached exactly, and combined motions are interpolated the way goniometry charts
+    them.  The window's own centre is the corners' mean direction (not the rest direction),
+    so asymmetric ranges totalling up to about 170° fit one window (each corner must end
+    less than 90° from that centre).  Returns :func:`polygon_from_directions` of the corners.
+    """
+    ranges = np.radians([plus_u_deg, plus_v_deg, minus_u_deg, minus_v_deg])
+    if np.any(ranges <= 0.0) or np.any(ranges >= np.pi):
+        raise ValueError("each range must be in (0, 180) degrees")
+    rest, u, v = window_plane_axes(rest_direction, x_axis)
+    axes = np.stack((u, v, -u, -v))
+    corners = []
+    for quarter in range(4):
+        p, q = ranges[quarter], ranges[(quarter + 1) % 4]
+        first, second = axes[quarter], axes[(quarter + 1) % 4]
+        for step in range(corners_per_quarter):
+            phi = 0.5 * np.pi * step / corners_per_quarter
+            swing = p * math.cos(phi) * first + q * math.sin(phi) * second
+            angle = float(np.linalg.norm(swing))
+            corners.append(math.cos(angle) * rest + math.sin(angle) * swing / angle)
+    return polygon_from_directions(np.array(corners), x_axis=x_axis)
 
 
 # --------------------------------------------------------------------------- solid angles

@@ -1,0 +1,347 @@
+"""Quat IK against Blender's own IK constraint, in the same bpy session on the same chains.
+
+For chains of 3, 10 and 30 bones following a smooth target path for 250, 1,000 and 10,000
+frames, it measures:
+
+* bake wall time: ``quat_ik.bake`` vs ``nla.bake`` (visual keying) of Blender's IK constraint;
+* live re-solve latency: one depsgraph update after moving the target (and, for Quat IK,
+  an update that changes nothing the chain depends on);
+* tip error, limit violations and the largest frame-to-frame joint jump, all computed from the
+  baked keys of every frame by forward kinematics (``solver.chain``), so both solvers are
+  measured by the same code.
+
+Both get the same limits: each joint a ball whose swing lies in an elliptic cone (50° toward
+local X, 35° toward local Z) with twist within ±30°. Blender's IK expresses this as Z limits
+±50°, X limits ±35° and Y limits ±30° (its X/Z limits make an elliptic swing cone).
+
+A case whose predicted time exceeds ``--budget`` seconds is not run but extrapolated from the
+largest measured frame count (labelled "extrapolated"); a 25-frame pilot bake per chain length
+seeds the prediction. Results: bench/results/blender.json
+and .md. Run: ``.venv/bin/python bench/bench_blender.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+import quat_ik_addon  # noqa: E402
+
+RESULTS = REPO / "bench" / "results"
+CHAIN_LENGTH = 3.0  # total length of every chain
+SWING_X, SWING_Z, TWIST = math.radians(50.0), math.radians(35.0), math.radians(30.0)
+LOOP_FRAMES = 250  # the target path repeats every this many frames
+BONE_COUNTS = (3, 10, 30)
+FRAME_COUNTS = (250, 1000, 10000)
+PILOT_FRAMES = 25  # a short bake per chain length first, to predict the long ones
+QUAT_IK_TOLERANCE = 1e-3
+
+
+# ---------------------------------------------------------------- scene
+
+
+def target_path(frames: np.ndarray) -> np.ndarray:
+    """A smooth closed 3D curve in reach of every chain, (F, 3)."""
+    t = 2.0 * math.pi * (frames - 1) / LOOP_FRAMES
+    return np.stack(
+        (1.1 * np.sin(t), 0.8 * np.sin(2.0 * t + 0.4), 2.0 + 0.35 * np.cos(t)),
+        axis=1,
+    )
+
+
+def build_scene(n_bones: int, n_frames: int):
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, n_frames
+    armature = bpy.data.armatures.new("Chain")
+    ob = bpy.data.objects.new("Chain", armature)
+    scene.collection.objects.link(ob)
+    bpy.context.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    parent, length = None, CHAIN_LENGTH / n_bones
+    for i in range(n_bones):
+        bone = armature.edit_bones.new(f"B{i:02d}")
+        bone.head, bone.tail = (0.0, 0.0, i * length), (0.0, 0.0, (i + 1) * length)
+        bone.parent, bone.use_connect = parent, parent is not None
+        parent = bone
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+    target = bpy.data.objects.new("Target", None)
+    scene.collection.objects.link(target)
+    frames = np.arange(1, n_frames + 1, dtype=float)
+    path = target_path(frames)
+    target.animation_data_create()
+    action = bpy.data.actions.new("TargetPath")
+    quat_ik_addon.blender.compat.assign_action(target, action)
+    fcurves, _groups = quat_ik_addon.blender.compat.action_channels(action, target)
+    for axis in range(3):
+        fcurve = fcurves.new("location", index=axis)
+        fcurve.keyframe_points.add(n_frames)
+        fcurve.keyframe_points.foreach_set("co", np.stack((frames, path[:, axis]), axis=1).ravel())
+        fcurve.keyframe_points.foreach_set("interpolation", np.ones(n_frames, dtype=np.int32))  # LINEAR
+        fcurve.update()
+
+    # Joint limits, ours on the pose bones and Blender's IK limits.
+    for pose_bone in ob.pose.bones:
+        limits = pose_bone.quat_ik
+        limits.joint_type = "BALL"
+        window = limits.windows.add()
+        window.shape = "ELLIPTIC_CONE"
+        window.half_angles = (SWING_X, SWING_Z)
+        limits.use_twist_range = True
+        limits.twist_min, limits.twist_max = -TWIST, TWIST
+        pose_bone.use_ik_limit_z, pose_bone.ik_min_z, pose_bone.ik_max_z = True, -SWING_X, SWING_X
+        pose_bone.use_ik_limit_x, pose_bone.ik_min_x, pose_bone.ik_max_x = True, -SWING_Z, SWING_Z
+        pose_bone.use_ik_limit_y, pose_bone.ik_min_y, pose_bone.ik_max_y = True, -TWIST, TWIST
+
+    bpy.ops.object.mode_set(mode="POSE")
+    tip = ob.pose.bones[f"B{n_bones - 1:02d}"]
+    ob.data.bones.active = tip.bone
+    # Tolerance 1e-3: Blender's IK stops at about that accuracy too (its tip errors here).
+    bpy.ops.quat_ik.add_chain(chain_length=n_bones, target="Target", mode="MANUAL", tolerance=QUAT_IK_TOLERANCE)
+    constraint = tip.constraints.new("IK")
+    constraint.target, constraint.chain_count = target, n_bones
+    constraint.mute = True
+    for pose_bone in ob.pose.bones:
+        (pose_bone if "select" in pose_bone.bl_rna.properties else pose_bone.bone).select = True
+    return scene, ob, target, constraint, path
+
+
+# ---------------------------------------------------------------- measuring keys
+
+
+def baked_rotations(ob, action, n_frames: int) -> np.ndarray:
+    """(F, n, 4) rotation_quaternion keys of every chain bone, from the action's curves."""
+    compat = quat_ik_addon.blender.compat
+    curves = {(fc.data_path, fc.array_index): fc for fc in compat.all_action_fcurves(action)}
+    out = np.zeros((n_frames, len(ob.pose.bones), 4))
+    for b, pose_bone in enumerate(ob.pose.bones):
+        for c in range(4):
+            fcurve = curves[(f'pose.bones["{pose_bone.name}"].rotation_quaternion', c)]
+            co = np.zeros(2 * len(fcurve.keyframe_points), dtype=np.float32)
+            fcurve.keyframe_points.foreach_get("co", co)
+            frames, values = co[0::2], co[1::2]
+            out[:, b, c] = np.interp(np.arange(1, n_frames + 1), frames, values)
+    return out
+
+
+def quality(ob, chain_props, rotations: np.ndarray, path: np.ndarray) -> dict:
+    from quat_ik_addon.blender import rig_reader
+    from quat_ik_addon.solver import quaternion as quat
+
+    rig = rig_reader.read_chain_rig(ob, chain_props)
+    rotations = quat.normalize(rotations)
+    tip = rig.chain.forward_kinematics(rotations).effector
+    error = np.linalg.norm(tip - path, axis=1)
+    violation = np.degrees(rig.chain.limit_violation(rotations))
+    jumps = np.degrees(np.max(quat.angle_between(rotations[1:], rotations[:-1]), axis=1))
+    base = np.zeros(3)
+    a, b = path[1:] - base, path[:-1] - base
+    cos = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    path_step = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+    return {
+        "tip_error_mean": float(np.mean(error)),
+        "tip_error_max": float(np.max(error)),
+        "limit_violation_max_deg": float(np.max(violation)),
+        "frames_violating_over_0.5deg": int(np.sum(np.max(violation, axis=1) > 0.5)),
+        "largest_joint_jump_deg": float(np.max(jumps)),
+        "largest_path_step_deg": float(np.max(path_step)),
+        "jump_to_path_ratio": float(np.max(jumps) / max(np.max(path_step), 1e-12)),
+    }
+
+
+# ---------------------------------------------------------------- the two bakes
+
+
+def bake_ours(scene, ob, n_frames: int) -> tuple[float, object]:
+    from quat_ik_addon.blender import runtime
+
+    runtime.last_bake_seconds.clear()
+    ob.animation_data_clear()
+    chain = ob.quat_ik.chains[0]
+    chain.mode = "MANUAL"
+    started = time.perf_counter()
+    result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=n_frames, destination="NEW_ACTION")
+    elapsed = time.perf_counter() - started
+    assert result == {"FINISHED"}, result
+    return elapsed, ob.animation_data.action
+
+
+def bake_blender(scene, ob, constraint, n_frames: int) -> tuple[float, object]:
+    ob.animation_data_clear()
+    constraint.mute = False
+    started = time.perf_counter()
+    result = bpy.ops.nla.bake(
+        frame_start=1, frame_end=n_frames, only_selected=True, visual_keying=True, bake_types={"POSE"}
+    )
+    elapsed = time.perf_counter() - started
+    constraint.mute = True
+    assert result == {"FINISHED"}, result
+    return elapsed, ob.animation_data.action
+
+
+def live_latency(scene, ob, target, constraint, *, ours: bool, steps: int = 12) -> dict:
+    """Seconds per depsgraph update after moving the target a little (mean over ``steps``)."""
+    from quat_ik_addon.blender import runtime
+
+    ob.animation_data_clear()
+    target.animation_data_clear()
+    chain = ob.quat_ik.chains[0]
+    chain.mode = "LIVE" if ours else "MANUAL"
+    constraint.mute = ours
+    layer = bpy.context.view_layer
+    bystander = bpy.data.objects.new("Bystander", None)
+    scene.collection.objects.link(bystander)
+    path = target_path(np.linspace(1, LOOP_FRAMES, steps + 1))
+    target.location = path[0]
+    layer.update()
+    runtime.stats.clear()
+    started = time.perf_counter()
+    for location in path[1:]:
+        target.location = location
+        layer.update()
+    moved = (time.perf_counter() - started) / steps
+    solves = runtime.stats["solves"]
+    started = time.perf_counter()
+    for i in range(steps):
+        bystander.location.x = i * 0.01
+        layer.update()
+    idle = (time.perf_counter() - started) / steps
+    chain.mode = "MANUAL"
+    constraint.mute = True
+    return {"per_update_s": moved, "unrelated_update_s": idle, "solves": solves if ours else None}
+
+
+# ---------------------------------------------------------------- driver
+
+
+def run_case(n_bones: int, n_frames: int, *, budget: float, last: dict) -> dict:
+    """One chain length and frame count. ``last[who] = (frames, seconds)`` of the largest
+    bake measured so far for this chain length; updated here."""
+    record: dict = {"bones": n_bones, "frames": n_frames}
+    scene, ob, target, constraint, path = build_scene(n_bones, n_frames)
+    chain = ob.quat_ik.chains[0]
+    bakes = {
+        "quat_ik": lambda: bake_ours(scene, ob, n_frames),
+        "blender_ik": lambda: bake_blender(scene, ob, constraint, n_frames),
+    }
+    for who, bake in bakes.items():
+        if who in last:
+            frames, seconds = last[who]
+            predicted = seconds * n_frames / frames
+            if predicted > budget:
+                record[who] = {
+                    "bake_s": predicted,
+                    "extrapolated": True,
+                    "note": f"{who} {n_bones} bones {n_frames} frames: predicted {predicted:.0f} s > budget "
+                    f"{budget:.0f} s, extrapolated linearly from {frames} frames ({seconds:.2f} s)",
+                }
+                print(
+                    f"  {who:10s} {n_bones:2d} bones {n_frames:5d} frames: extrapolated {predicted:7.2f} s", flush=True
+                )
+                continue
+        elapsed, action = bake()
+        last[who] = (n_frames, elapsed)
+        rotations = baked_rotations(ob, action, n_frames)
+        record[who] = {"bake_s": elapsed, "extrapolated": False, **quality(ob, chain, rotations, path)}
+        if who == "quat_ik":
+            from quat_ik_addon.blender import runtime
+
+            record[who]["steps_s"] = dict(runtime.last_bake_seconds)
+        print(f"  {who:10s} {n_bones:2d} bones {n_frames:5d} frames: bake {elapsed:7.2f} s", flush=True)
+    if n_frames == min(FRAME_COUNTS):
+        record["quat_ik"]["live"] = live_latency(scene, ob, target, constraint, ours=True)
+        record["blender_ik"]["live"] = live_latency(scene, ob, target, constraint, ours=False)
+    record["speedup"] = record["blender_ik"]["bake_s"] / record["quat_ik"]["bake_s"]
+    return record
+
+
+def markdown(results: dict) -> str:
+    lines = [
+        "# Quat IK vs Blender IK",
+        "",
+        f"Blender {results['blender']} (bpy module), Python {results['python']}, {results['machine']}.",
+        f"Chains of 3, 10 and 30 bones (total length {CHAIN_LENGTH}), same limits for both "
+        "(elliptic swing cone 50° × 35°, twist ±30°), target path looping every "
+        f"{LOOP_FRAMES} frames; Quat IK tolerance {QUAT_IK_TOLERANCE}. Errors in Blender units, angles in degrees. "
+        "Speed-up = Blender bake time / Quat IK bake time (>1: Quat IK faster).",
+        "",
+        "| bones | frames | Quat IK bake s | Blender bake s | speed-up | tip err max (ours / Blender) "
+        "| limit violation max ° (ours / Blender) | largest joint jump ° (ours / Blender) | largest path step ° |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case in results["cases"]:
+        ours, theirs = case["quat_ik"], case["blender_ik"]
+
+        def fmt(entry, key, spec=".3g"):
+            return "–" if key not in entry else format(entry[key], spec)
+
+        mark = lambda e: " (extrap.)" if e.get("extrapolated") else ""  # noqa: E731
+        lines.append(
+            f"| {case['bones']} | {case['frames']} | {ours['bake_s']:.2f}{mark(ours)} | {theirs['bake_s']:.2f}{mark(theirs)} "
+            f"| {case['speedup']:.2f} | {fmt(ours, 'tip_error_max')} / {fmt(theirs, 'tip_error_max')} "
+            f"| {fmt(ours, 'limit_violation_max_deg')} / {fmt(theirs, 'limit_violation_max_deg')} "
+            f"| {fmt(ours, 'largest_joint_jump_deg')} / {fmt(theirs, 'largest_joint_jump_deg')} "
+            f"| {fmt(ours, 'largest_path_step_deg', '.3g') if 'largest_path_step_deg' in ours else fmt(theirs, 'largest_path_step_deg')} |"
+        )
+    lines += ["", "Live re-solve latency per depsgraph update (ms), 250-frame scenes:", ""]
+    lines += [
+        "| bones | Quat IK, target moved | Quat IK, unrelated edit | Blender IK, target moved |",
+        "|---|---|---|---|",
+    ]
+    for case in results["cases"]:
+        if "live" in case["quat_ik"]:
+            ours, theirs = case["quat_ik"]["live"], case["blender_ik"]["live"]
+            lines.append(
+                f"| {case['bones']} | {1e3 * ours['per_update_s']:.2f} | {1e3 * ours['unrelated_update_s']:.3f} "
+                f"| {1e3 * theirs['per_update_s']:.2f} |"
+            )
+    notes = [case[w]["note"] for case in results["cases"] for w in ("quat_ik", "blender_ik") if case[w].get("note")]
+    if notes:
+        lines += ["", "Extrapolated cases:", ""] + [f"* {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 and 10 bones, 250 and 1000 frames only")
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds a single bake may be predicted to take")
+    args = parser.parse_args()
+    quat_ik_addon.register()
+    bones = (3, 10) if args.quick else BONE_COUNTS
+    frames = FRAME_COUNTS[:2] if args.quick else FRAME_COUNTS
+    results = {
+        "blender": bpy.app.version_string,
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+        "cases": [],
+    }
+    for n_bones in bones:
+        last: dict = {}
+        scene, ob, _target, constraint, _path = build_scene(n_bones, PILOT_FRAMES)
+        last["quat_ik"] = (PILOT_FRAMES, bake_ours(scene, ob, PILOT_FRAMES)[0])
+        last["blender_ik"] = (PILOT_FRAMES, bake_blender(scene, ob, constraint, PILOT_FRAMES)[0])
+        for who, (frames_done, seconds) in last.items():
+            print(f"  {who:10s} {n_bones:2d} bones {frames_done:5d} frames (pilot): {seconds:7.2f} s", flush=True)
+        for n_frames in frames:
+            results["cases"].append(run_case(n_bones, n_frames, budget=args.budget, last=last))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "blender.json").write_text(json.dumps(results, indent=2) + "\n")
+    table = markdown(results)
+    (RESULTS / "blender.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

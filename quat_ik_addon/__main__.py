@@ -1,0 +1,89 @@
+"""Headless command line: ``python -m quat_ik_addon bake FILE.blend [options]``.
+
+Needs only the ``bpy`` module (``pip install bpy``), no Blender install or GUI. It registers
+the add-on in this process if no installed copy is enabled, opens the file, runs the same
+``quat_ik.bake`` operator the UI runs, and saves the result (to ``-o``, or over the input
+with ``--in-place``). Exit status: 0 on success, 1 when the bake reports an error, 2 for bad
+arguments. See docs/headless.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def _parse_frames(text: str) -> tuple[int, int]:
+    try:
+        start, _, end = text.partition("-")
+        return int(start), int(end or start)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"frames must look like 1-250, not {text!r}") from None
+
+
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m quat_ik_addon", description="Quat IK without Blender's UI.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    bake = commands.add_parser("bake", help="bake Quat IK chains of a .blend file into keyframes")
+    bake.add_argument("blend", help="the .blend file to open")
+    bake.add_argument("--armature", default="", help="armature object (default: the file's active object)")
+    bake.add_argument("--chain", default="", help="bake only this chain (name or tip bone); default: all enabled")
+    bake.add_argument("--frames", type=_parse_frames, help="frame range START-END (default: the scene's)")
+    bake.add_argument("--step", type=int, default=1, help="key every STEP frames (default 1)")
+    bake.add_argument(
+        "--into",
+        choices=("active", "new", "nla"),
+        default="active",
+        help="the active action (default), a new action, or a new NLA strip",
+    )
+    bake.add_argument(
+        "--simplify", type=float, metavar="TOLERANCE", help="drop keys within TOLERANCE of a straight line"
+    )
+    bake.add_argument("--keep-mode", action="store_true", help="leave the chains' modes as they are after baking")
+    out = bake.add_mutually_exclusive_group(required=True)
+    out.add_argument("-o", "--output", help="write the baked file here")
+    out.add_argument("--in-place", action="store_true", help="overwrite the input file")
+    return parser.parse_args(argv)
+
+
+def _ensure_registered() -> None:
+    import bpy
+
+    if "quat_ik" in dir(bpy.ops) and "bake" in dir(bpy.ops.quat_ik):
+        return  # an installed copy (extension or legacy add-on) is enabled
+    from . import register
+
+    register()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(sys.argv[1:] if argv is None else argv)
+    import bpy
+
+    _ensure_registered()
+    bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
+    options = {
+        "armature": args.armature,
+        "chain_name": args.chain,
+        "step": args.step,
+        "destination": {"active": "ACTIVE_ACTION", "new": "NEW_ACTION", "nla": "NLA"}[args.into],
+        "set_manual": not args.keep_mode,
+    }
+    if args.frames:
+        options["frame_start"], options["frame_end"] = args.frames
+    if args.simplify is not None:
+        options["simplify"], options["simplify_tolerance"] = True, args.simplify
+    try:
+        bpy.ops.quat_ik.bake(**options)
+    except RuntimeError as error:  # the operator's ERROR report
+        print(f"quat_ik bake failed: {str(error).strip()}", file=sys.stderr)
+        return 1
+    output = os.path.abspath(args.blend if args.in_place else args.output)
+    bpy.ops.wm.save_as_mainfile(filepath=output)
+    print(f"quat_ik: saved {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""Bake chains over a frame range into keyframes, in three steps.
+
+1. ``gather()``: step through the frames once (``scene.frame_set``) and read every chain's
+   inputs (a generator, so a modal operator can show progress and stop on Esc); the current
+   frame is restored however it ends, and the live/per-frame handlers are off meanwhile.
+2. ``solve()``: one batched solve per chain for all frames (``chain_solve``).
+3. ``write()``: all keys in bulk (``keyframes``), each bone in its rotation mode, into the
+   active action, a new action, or a new NLA strip. Keys outside the range and on other
+   bones are untouched.
+
+Everything that can be wrong with the chains is checked when the Bake is created, before
+anything changes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from . import chain_solve, compat, keyframes, pose_solve, rig_reader, rotation_modes, runtime
+from .errors import ChainError
+from .locks import EULER_ORDERS
+
+DESTINATIONS = ("ACTIVE_ACTION", "NEW_ACTION", "NLA")
+
+
+@dataclass(frozen=True)
+class BakeSettings:
+    frame_start: int
+    frame_end: int
+    step: int = 1
+    destination: str = "ACTIVE_ACTION"
+    interpolation: str = "BEZIER"
+    simplify: bool = False
+    simplify_tolerance: float = 1e-4
+    set_manual: bool = True
+
+
+@dataclass(frozen=True)
+class BakeSummary:
+    chains: int
+    frames: int
+    keys: int
+    action_name: str
+    converged_frames: int
+    max_error: float
+    warnings: tuple[str, ...]
+    seconds: dict  # wall time of each step: "gather", "solve", "write"
+
+
+class Bake:
+    """One bake of ``chains`` (priority order) of armature ``ob``; see the module docstring."""
+
+    def __init__(self, scene, ob, chains, settings: BakeSettings) -> None:
+        if settings.frame_end < settings.frame_start:
+            raise ChainError(f"Frame range {settings.frame_start}-{settings.frame_end} is empty")
+        if settings.step < 1:
+            raise ChainError("Frame step must be at least 1")
+        if not chains:
+            raise ChainError(f"No chains to bake on '{ob.name}'")
+        if settings.destination not in DESTINATIONS:
+            raise ChainError(f"Unknown bake destination {settings.destination!r}")
+        rig_reader.check_armature(ob)
+        anim = ob.animation_data
+        if settings.destination == "ACTIVE_ACTION" and anim is not None and anim.action is not None:
+            if not compat.is_editable(anim.action):
+                raise ChainError(f"The active action '{anim.action.name}' is linked and cannot be changed")
+        self.scene = scene
+        self.ob = ob
+        self.chains = list(chains)
+        self.settings = settings
+        self.rigs, self.options = [], []
+        for chain in self.chains:
+            rig, options = pose_solve.rig_and_options(ob, chain)
+            self.rigs.append(rig)
+            self.options.append(options)
+        self.frames = np.arange(settings.frame_start, settings.frame_end + 1, settings.step, dtype=float)
+        self.inputs: list[list] = [[] for _ in self.chains]
+        self.solutions: list[chain_solve.ChainSolution] = []
+        self.seconds = {"gather": 0.0, "solve": 0.0, "write": 0.0}
+
+    # 1. ----------------------------------------------------------------- gather
+
+    def gather(self, depsgraph_getter) -> Iterator[float]:
+        """Read inputs frame by frame; yields the fraction done after each frame.
+
+        ``depsgraph_getter()`` returns the evaluated depsgraph (``context.evaluated_depsgraph_get``).
+        """
+        scene = self.scene
+        frame, subframe = scene.frame_current, scene.frame_subframe
+        try:
+            with runtime.suspend_solving():
+                depsgraph = depsgraph_getter()
+                for i, f in enumerate(self.frames):
+                    started = time.perf_counter()
+                    scene.frame_set(int(f))
+                    for rig, inputs in zip(self.rigs, self.inputs, strict=True):
+                        inputs.append(rig_reader.read_frame_inputs(rig, depsgraph))
+                    self.seconds["gather"] += time.perf_counter() - started
+                    yield (i + 1) / len(self.frames)
+        finally:
+            with runtime.suspend_solving():
+                scene.frame_set(frame, subframe=subframe)
+
+    def gather_all(self, depsgraph_getter, progress=None) -> None:
+        for fraction in self.gather(depsgraph_getter):
+            if progress is not None:
+                progress(fraction)
+
+    # 2. ----------------------------------------------------------------- solve
+
+    def solve(self) -> list[chain_solve.ChainSolution]:
+        started = time.perf_counter()
+        jobs = [
+            chain_solve.ChainJob(
+                rig=rig,
+                options=options,
+                inputs=chain_solve.StackedInputs.stack(inputs),
+                warm_start=False,
+                sequence=True,
+            )
+            for rig, options, inputs in zip(self.rigs, self.options, self.inputs, strict=True)
+        ]
+        self.solutions = chain_solve.solve_chains(jobs)
+        self.seconds["solve"] = time.perf_counter() - started
+        failed = [s.error for s in self.solutions if s.error is not None]
+        if failed:
+            raise ChainError(failed[0])
+        return self.solutions
+
+    # 3. ----------------------------------------------------------------- write
+
+    def _target_action(self):
+        ob, destination = self.ob, self.settings.destination
+        anim = ob.animation_data or ob.animation_data_create()
+        if destination == "ACTIVE_ACTION" and anim.action is not None:
+            return anim.action
+        action = self._new_action()
+        if destination == "NLA":
+            track = anim.nla_tracks.new()
+            track.name = "Quat IK Bake"
+            compat.new_nla_strip(ob, track, action.name, self.settings.frame_start, action)
+        else:
+            previous = anim.action
+            if previous is not None and not previous.use_fake_user:
+                previous.use_fake_user = True  # replaced, not lost: it stays in the file
+            compat.assign_action(ob, action)
+        return action
+
+    def _new_action(self):
+        return bpy.data.actions.new(f"{self.ob.name}_QuatIK")
+
+    def _previous_values(self, action, pose_bone, path: str, size: int):
+        """The bone's keyed value just before the range, to continue from (None if no keys there)."""
+        found = compat.find_channels(action, self.ob)
+        if found is None:
+            return None
+        fcurves = found[0]
+        before = self.frames[0] - self.settings.step
+        values = []
+        for index in range(size):
+            fcurve = fcurves.find(f'pose.bones["{pose_bone.name}"].{path}', index=index)
+            if fcurve is None or not len(fcurve.keyframe_points) or fcurve.keyframe_points[0].co[0] > before:
+                return None
+            values.append(fcurve.evaluate(before))
+        return values
+
+    def write(self) -> BakeSummary:
+        """Write every solved chain's keys; returns a summary."""
+        started = time.perf_counter()
+        action = self._target_action()
+        settings = self.settings
+        frame_range = (float(self.frames[0]), float(self.frames[-1]))
+        channels = []
+        for solution in self.solutions:
+            rig = solution.rig
+            for i, (name, writable) in enumerate(zip(rig.bone_names, rig.writable, strict=True)):
+                if not writable:
+                    continue
+                pose_bone = self.ob.pose.bones[name]
+                mode = pose_bone.rotation_mode
+                path, size = rotation_modes.data_path_and_size(mode)
+                previous = self._previous_values(action, pose_bone, path, size)
+                values = rotation_modes.channel_values(mode, solution.outcome.rotations[:, i], previous)
+                keep = np.arange(len(self.frames))
+                if settings.simplify:
+                    keep = keyframes.simplify(self.frames, values, settings.simplify_tolerance)
+                locked = tuple(pose_bone.lock_rotation) if mode in EULER_ORDERS else (False,) * size
+                for index in range(size):
+                    if index < 3 and locked[index]:
+                        continue  # a locked channel keeps its value: no keys
+                    channels.append(
+                        keyframes.ChannelKeys(
+                            data_path=f'pose.bones["{name}"].{path}',
+                            index=index,
+                            group=name,
+                            frames=self.frames[keep],
+                            values=values[keep, index],
+                        )
+                    )
+        keys = keyframes.write_channels(
+            action, self.ob, channels, frame_range=frame_range, interpolation=settings.interpolation
+        )
+        warnings = []
+        converged, max_error = 0, 0.0
+        for chain, solution in zip(self.chains, self.solutions, strict=True):
+            outcome = solution.outcome
+            converged += int(np.sum(outcome.converged))
+            max_error = max(max_error, float(np.max(outcome.position_error)))
+            warnings += [f"{rig_reader.chain_label(chain)}: {w}" for w in solution.rig.warnings]
+            pose_solve.record_status(chain, pose_solve.ChainReport(chain, solution, None))
+            if settings.set_manual and chain.mode != "MANUAL":
+                chain.mode = "MANUAL"  # the keys now drive the bones; do not solve over them
+        anim = self.ob.animation_data
+        if settings.destination == "NLA" and anim.action is not None:
+            warnings.append(f"the active action '{anim.action.name}' plays on top of the new NLA strip")
+        # Show the new keys at the current frame.
+        with runtime.suspend_solving():
+            self.scene.frame_set(self.scene.frame_current, subframe=self.scene.frame_subframe)
+        self.seconds["write"] = time.perf_counter() - started
+        runtime.last_bake_seconds = dict(self.seconds)
+        return BakeSummary(
+            chains=len(self.chains),
+            frames=len(self.frames),
+            keys=keys,
+            action_name=action.name,
+            converged_frames=converged,
+            max_error=max_error,
+            warnings=tuple(warnings),
+            seconds=dict(self.seconds),
+        )

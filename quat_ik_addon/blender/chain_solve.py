@@ -1,0 +1,170 @@
+"""Solve an armature's chains over F frames: priority order, root frames, dependent chains.
+
+Live solving (F = 1), Solve Now (F = 1) and baking (F frames) all come through
+:func:`solve_chains`, so they agree.
+
+Chains are solved in list order (the panel's priority). A later chain may hang below an
+earlier one (an arm on a spine chain) or aim at a bone that does: its inputs were read
+before the earlier chain moved, so they are corrected by how the earlier chain's bones
+moved. For a bone D below a solved bone B (both in armature space), with the root frame P
+before/after the earlier chains, and A = the bone's frame in the root frame by forward
+kinematics of the old and new rotations::
+
+    D_new = C_B @ D_old,   C_B = P_new @ A_new @ A_old⁻¹ @ P_old⁻¹
+
+exact for ordinary parenting (constraints between B and D are not re-run).
+No ``bpy`` here: the rig data comes from ``rig_reader``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..solver import quaternion as quat
+from . import solve_adapter
+from .errors import ChainError
+from .rig_reader import ChainRig, FrameInputs
+
+
+@dataclass(frozen=True)
+class StackedInputs:
+    """A chain's FrameInputs for F frames, stacked along a first axis."""
+
+    object_world: np.ndarray  # (F, 4, 4)
+    root_parent_armature: np.ndarray  # (F, 4, 4)
+    target_world: np.ndarray  # (F, 4, 4)
+    target_armature: np.ndarray | None  # (F, 4, 4)
+    rotations: np.ndarray  # (F, n, 4)
+    orientation_world: np.ndarray | None  # (F, 4, 4)
+
+    @classmethod
+    def stack(cls, frames: list[FrameInputs]) -> StackedInputs:
+        first = frames[0]
+        return cls(
+            object_world=np.stack([f.object_world for f in frames]),
+            root_parent_armature=np.stack([f.root_parent_armature for f in frames]),
+            target_world=np.stack([f.target_world for f in frames]),
+            target_armature=None if first.target_armature is None else np.stack([f.target_armature for f in frames]),
+            rotations=np.stack([f.rotations for f in frames]),
+            orientation_world=None
+            if first.orientation_world is None
+            else np.stack([f.orientation_world for f in frames]),
+        )
+
+
+@dataclass(frozen=True)
+class ChainJob:
+    rig: ChainRig
+    options: solve_adapter.SolverOptions
+    inputs: StackedInputs
+    warm_start: bool = False  # start from the current pose (live) rather than from rest
+    sequence: bool = False  # frames follow each other (bake): keep the pose continuous
+
+
+@dataclass(frozen=True)
+class ChainSolution:
+    """One chain's result; ``error`` (and no outcome) when it could not be solved."""
+
+    rig: ChainRig
+    outcome: solve_adapter.SolveOutcome | None
+    root_world: np.ndarray | None = None  # (F, 4, 4) root frame -> world, as solved
+    target_root: np.ndarray | None = None  # (F, 3) target in the root frame
+    error: str | None = None
+
+
+def _frames(rotations: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """(F, n, 4, 4) rigid matrices from posed rotations and heads."""
+    m = np.zeros((*rotations.shape[:-1], 4, 4))
+    m[..., :3, :3] = quat.to_matrix(rotations)
+    m[..., :3, 3] = heads
+    m[..., 3, 3] = 1.0
+    return m
+
+
+def _orthonormal_rotation(m: np.ndarray) -> np.ndarray:
+    """Nearest rotations (F, 3, 3) to (F, 3, 3) matrices (polar decomposition; mirrors flipped)."""
+    u, _s, vt = np.linalg.svd(m)
+    r = u @ vt
+    flip = np.linalg.det(r) < 0.0
+    if np.any(flip):
+        u[flip, :, -1] *= -1.0
+        r = u @ vt
+    return r
+
+
+def _invert(m: np.ndarray, what: str) -> np.ndarray:
+    if not np.all(np.isfinite(m)):
+        raise ChainError(f"The {what} contains NaN or infinity")
+    det = np.linalg.det(m[..., :3, :3])
+    if np.any(np.abs(det) < 1e-18):
+        raise ChainError(f"The {what} has zero scale, so the chain cannot be solved in it")
+    return np.linalg.inv(m)
+
+
+class _Corrections:
+    """How solved bones moved (armature space), for bones hanging below them."""
+
+    def __init__(self, armature) -> None:
+        self.bones = armature.data.bones
+        self.by_bone: dict[str, np.ndarray] = {}
+
+    def apply(self, bone_name: str | None, matrices: np.ndarray) -> np.ndarray:
+        bone = self.bones.get(bone_name) if bone_name is not None else None
+        while bone is not None:
+            correction = self.by_bone.get(bone.name)
+            if correction is not None:
+                return correction @ matrices
+            bone = bone.parent
+        return matrices
+
+
+def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
+    """Solve the jobs (one armature's chains, priority order, same F frames) in turn.
+
+    A chain that fails (bad input, or the solver refused it) gets a solution with ``error``
+    set; the others are still solved.
+    """
+    if not jobs:
+        return []
+    corrections = _Corrections(jobs[0].rig.armature)
+    solutions = []
+    for job in jobs:
+        try:
+            solution = _solve_one(job, corrections, record=job is not jobs[-1])
+        except (ChainError, ValueError) as error:
+            solution = ChainSolution(job.rig, None, error=f"Chain '{job.rig.chain_name}': {error}")
+        solutions.append(solution)
+    return solutions
+
+
+def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> ChainSolution:
+    rig, inputs = job.rig, job.inputs
+    parent_old = inputs.root_parent_armature
+    parent = corrections.apply(rig.root_parent, parent_old)
+    root_world = inputs.object_world @ parent
+    target_world = inputs.target_world
+    if inputs.target_armature is not None:
+        target_world = inputs.object_world @ corrections.apply(rig.target_bone, inputs.target_armature)
+    to_root = _invert(root_world, f"root frame of chain '{rig.chain_name}'")
+    target_root = np.einsum("fij,fj->fi", to_root, target_world[:, :, 3])[:, :3]
+    orientations = None
+    if inputs.orientation_world is not None:
+        wanted = to_root[:, :3, :3] @ inputs.orientation_world[:, :3, :3]
+        orientations = quat.from_matrix(_orthonormal_rotation(wanted))
+    request = solve_adapter.SolveRequest(
+        positions=target_root,
+        orientations=orientations,
+        start=inputs.rotations if job.warm_start else None,
+        sequence=job.sequence,
+    )
+    outcome = solve_adapter.solve(rig.chain, request, job.options)
+    if record:  # a later chain may hang below this one
+        old = rig.chain.forward_kinematics(inputs.rotations)
+        new = rig.chain.forward_kinematics(outcome.rotations)
+        moved = _frames(new.rotations, new.heads) @ np.linalg.inv(_frames(old.rotations, old.heads))
+        parent_old_inverse = np.linalg.inv(parent_old)
+        for i, name in enumerate(rig.bone_names):
+            corrections.by_bone[name] = parent @ moved[:, i] @ parent_old_inverse
+    return ChainSolution(rig, outcome, root_world, target_root)

@@ -1,0 +1,159 @@
+"""Every difference between Blender 3.4 and 5.0 that the add-on meets, in one place.
+
+Version tests use ``bpy.app.version`` (RNA properties are not class attributes, so
+``hasattr(bpy.types.Action, "fcurves")`` is False even where actions have curves).
+
+* Actions: 3.4-4.3 keep F-curves on ``Action.fcurves``; 4.4 adds slotted, layered actions
+  (``fcurves`` stays as a legacy proxy); 5.0 keeps curves only in a channelbag of a keyframe
+  strip, per slot. :func:`action_channels` hides this: it returns the curve and group
+  collections for one object in one action, creating what is missing.
+* ``ID.is_editable`` (linked data) and ``Operator.poll_message_set`` are newer than 3.4.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import bpy
+
+if TYPE_CHECKING:
+    from bpy.types import ID, Action, ActionSlot, NlaStrip, NlaTrack, Object
+
+VERSION: tuple[int, int, int] = tuple(bpy.app.version)
+HAS_SLOTTED_ACTIONS = VERSION >= (4, 4, 0)
+
+
+def is_editable(datablock: ID) -> bool:
+    """False for linked (library) data that may not be changed; overrides count as editable."""
+    if datablock is None:
+        return False
+    editable = getattr(datablock, "is_editable", None)
+    if editable is not None:
+        return bool(editable)
+    return datablock.library is None or datablock.override_library is not None
+
+
+def linked_from(datablock: ID) -> str:
+    """The library file a linked datablock comes from, for messages."""
+    library = getattr(datablock, "library", None)
+    return library.filepath if library is not None else ""
+
+
+def poll_message(cls, message: str) -> None:
+    """Say why an operator's poll failed (shown in the tooltip and the error), where supported."""
+    setter = getattr(cls, "poll_message_set", None)
+    if setter is not None:
+        setter(message)
+
+
+def object_slot(action: Action, ob: Object, *, assign: bool) -> ActionSlot | None:
+    """The action slot that animates ``ob`` (created if missing); None before 4.4.
+
+    With ``assign`` the slot is also made the object's active slot (the action must be the
+    object's active action).
+    """
+    if not HAS_SLOTTED_ACTIONS:
+        return None
+    anim = ob.animation_data
+    slot = None
+    if anim is not None and anim.action == action and anim.action_slot is not None:
+        slot = anim.action_slot
+    if slot is None:
+        identifier = "OB" + ob.name
+        slot = next((s for s in action.slots if s.identifier == identifier), None)
+    if slot is None:
+        slot = next((s for s in action.slots if _slot_id_type(s) == "OBJECT"), None)
+    if slot is None:
+        slot = action.slots.new(id_type="OBJECT", name=ob.name)
+    if assign and anim is not None and anim.action == action and anim.action_slot != slot:
+        anim.action_slot = slot
+    return slot
+
+
+def _slot_id_type(slot) -> str:
+    # 4.4 betas called it id_root; releases call it target_id_type.
+    return getattr(slot, "target_id_type", None) or getattr(slot, "id_root", "")
+
+
+def action_channels(action: Action, ob: Object):
+    """(fcurves, groups) collections of ``action`` for ``ob``, created on demand.
+
+    Both collections have ``find``/``new`` (curves) and ``get``/``new`` (groups) on every
+    version; curves are created without a group argument (its name changed) and grouped by
+    assigning ``fcurve.group``.
+    """
+    if not HAS_SLOTTED_ACTIONS:
+        return action.fcurves, action.groups
+    slot = object_slot(action, ob, assign=True)
+    layer = action.layers[0] if len(action.layers) else action.layers.new("Layer")
+    strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
+    channelbag = strip.channelbag(slot, ensure=True)
+    return channelbag.fcurves, channelbag.groups
+
+
+def find_channels(action: Action, ob: Object):
+    """(fcurves, groups) of ``action`` for ``ob`` without creating anything, or None."""
+    if action is None:
+        return None
+    if not HAS_SLOTTED_ACTIONS:
+        return action.fcurves, action.groups
+    anim = ob.animation_data
+    slot = anim.action_slot if anim is not None and anim.action == action else None
+    if slot is None:
+        return None
+    for layer in action.layers:
+        for strip in layer.strips:
+            channelbag = strip.channelbag(slot)
+            if channelbag is not None:
+                return channelbag.fcurves, channelbag.groups
+    return None
+
+
+def all_action_fcurves(action: Action) -> list:
+    """Every F-curve of an action, all slots (for snapshots and tests)."""
+    if not HAS_SLOTTED_ACTIONS:
+        return list(action.fcurves)
+    curves = []
+    for layer in action.layers:
+        for strip in layer.strips:
+            for channelbag in getattr(strip, "channelbags", ()):
+                curves.extend(channelbag.fcurves)
+    return curves
+
+
+def assign_action(ob: Object, action: Action) -> None:
+    """Make ``action`` the object's active action (with a slot for it from 4.4 on)."""
+    anim = ob.animation_data or ob.animation_data_create()
+    anim.action = action
+    object_slot(action, ob, assign=True)
+
+
+def new_nla_strip(ob: Object, track: NlaTrack, name: str, start: int, action: Action) -> NlaStrip:
+    """A new action strip on ``track`` playing ``action`` for ``ob`` (its slot from 4.4 on)."""
+    strip = track.strips.new(name, int(start), action)
+    if HAS_SLOTTED_ACTIONS:
+        slot = object_slot(action, ob, assign=False)
+        if strip.action_slot != slot:
+            strip.action_slot = slot
+    return strip
+
+
+def evaluated_depsgraph(context):
+    return context.evaluated_depsgraph_get()
+
+
+def window_manager_progress(context):
+    """The window manager when a progress bar can be shown (a UI session), else None."""
+    wm = getattr(context, "window_manager", None)
+    if wm is None or bpy.app.background:
+        return None
+    return wm
+
+
+def is_bone_selected(ob: Object, bone_name: str) -> bool:
+    """Selection moved from Bone to PoseBone in 5.0."""
+    pose_bone = ob.pose.bones.get(bone_name) if ob.pose is not None else None
+    if pose_bone is not None and "select" in pose_bone.bl_rna.properties:
+        return bool(pose_bone.select)
+    bone = ob.data.bones.get(bone_name)
+    return bool(bone is not None and bone.select)

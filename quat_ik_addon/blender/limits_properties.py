@@ -1,0 +1,213 @@
+"""Per-bone joint limits, stored on the pose bone (``pose_bone.quat_ik``).
+
+They live on the bone, not on a chain, so chains sharing a bone share its limits, and they
+save, undo and link with the pose. Angles are radians inside (``subtype='ANGLE'`` shows
+degrees); directions are in the bone's rest frame (bone along +Y). A reach window's plane
+axes follow ``solver/window_frames.py``: for the default centre +Y, "X" swings toward the
+bone's local X and "Z" toward its local Z.
+"""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+)
+
+from . import runtime
+
+JOINT_TYPES = (
+    ("FREE", "Free", "Any rotation", "DECORATE_UNLOCKED", 0),
+    (
+        "BALL",
+        "Ball",
+        "Swing through reach windows (cones or a polygon) and twist about the bone in a range",
+        "SPHERE",
+        1,
+    ),
+    (
+        "HINGE",
+        "Hinge",
+        "Rotation about one axis of the bone's rest frame, optionally in a range",
+        "DRIVER_ROTATIONAL_DIFFERENCE",
+        2,
+    ),
+    ("FIXED", "Fixed", "No rotation: the bone keeps its rest orientation", "LOCKED", 3),
+)
+
+WINDOW_SHAPES = (
+    ("CONE", "Cone", "Circular cone: the bone may swing up to the half-angle in any direction", "MESH_CONE", 0),
+    ("ELLIPTIC_CONE", "Elliptic Cone", "Elliptic cone: separate swing limits toward X and toward Z", "MESH_CIRCLE", 1),
+    ("POLYGON", "Polygon", "Convex polygon of swing angles (X, Z) the bone must pass through", "MESH_DATA", 2),
+)
+
+HINGE_AXES = (
+    ("X", "X", "The bone's local X axis (a typical elbow or knee)"),
+    ("Y", "Y", "The bone's own axis (a twist-only joint)"),
+    ("Z", "Z", "The bone's local Z axis"),
+    ("CUSTOM", "Custom", "Any axis of the bone's rest frame"),
+)
+
+_changed = runtime.on_setting_changed
+
+
+class QuatIKPolygonVertex(bpy.types.PropertyGroup):
+    """One corner of a polygon reach window, as two swing angles."""
+
+    angles: FloatVectorProperty(
+        name="Swing",
+        description="Swing toward the window plane's X axis and toward its Z axis at this corner (each below 90°)",
+        size=2,
+        unit="ROTATION",
+        soft_min=-math.radians(89.0),
+        soft_max=math.radians(89.0),
+        update=_changed,
+    )
+
+
+class QuatIKReachWindow(bpy.types.PropertyGroup):
+    """A reach window (Blow 2002): a convex loop the bone must point through."""
+
+    shape: EnumProperty(name="Shape", description="Shape of the window", items=WINDOW_SHAPES, update=_changed)
+    center: FloatVectorProperty(
+        name="Center",
+        description="Direction at the window's centre, in the bone's rest frame (+Y is the rest direction)",
+        size=3,
+        subtype="XYZ",
+        default=(0.0, 1.0, 0.0),
+        update=_changed,
+    )
+    half_angle: FloatProperty(
+        name="Half-Angle",
+        description="Largest swing away from the centre, in any direction",
+        subtype="ANGLE",
+        default=math.radians(45.0),
+        min=math.radians(0.01),
+        max=math.pi,
+        update=_changed,
+    )
+    half_angles: FloatVectorProperty(
+        name="Half-Angles",
+        description="Largest swing toward the window plane's X axis and toward its Z axis (each below 90°)",
+        size=2,
+        unit="ROTATION",
+        default=(math.radians(45.0), math.radians(30.0)),
+        min=math.radians(0.01),
+        max=math.radians(89.99),
+        update=_changed,
+    )
+    use_x_axis: BoolProperty(
+        name="Custom Plane X",
+        description="Orient the window plane by an explicit X axis instead of the bone's local X",
+        update=_changed,
+    )
+    x_axis: FloatVectorProperty(
+        name="Plane X",
+        description="Direction (rest frame) the window plane's X axis is projected from",
+        size=3,
+        subtype="XYZ",
+        default=(1.0, 0.0, 0.0),
+        update=_changed,
+    )
+    vertices: CollectionProperty(
+        type=QuatIKPolygonVertex, name="Corners", description="Corners of a polygon window, in order"
+    )
+    active_vertex_index: IntProperty(name="Active Corner", description="Corner selected in the list", min=0)
+
+
+class QuatIKJointLimits(bpy.types.PropertyGroup):
+    """How far one bone may turn from its rest pose when a Quat IK chain moves it."""
+
+    joint_type: EnumProperty(
+        name="Joint", description="Kind of joint limit", items=JOINT_TYPES, default="FREE", update=_changed
+    )
+    stiffness: FloatProperty(
+        name="Stiffness",
+        description="Share of each solver step this joint refuses (0: moves freely, 1: stays put)",
+        subtype="FACTOR",
+        min=0.0,
+        max=1.0,
+        default=0.0,
+        update=_changed,
+    )
+    hinge_axis: EnumProperty(
+        name="Hinge Axis", description="Axis of the bone's rest frame it turns about", items=HINGE_AXES, update=_changed
+    )
+    hinge_custom_axis: FloatVectorProperty(
+        name="Custom Axis",
+        description="Hinge axis in the bone's rest frame",
+        size=3,
+        subtype="XYZ",
+        default=(1.0, 0.0, 0.0),
+        update=_changed,
+    )
+    use_hinge_range: BoolProperty(
+        name="Limit Hinge", description="Keep the hinge angle within a range", default=True, update=_changed
+    )
+    hinge_min: FloatProperty(
+        name="Min",
+        description="Smallest hinge angle (it need not include 0)",
+        subtype="ANGLE",
+        min=-math.pi,
+        max=math.pi,
+        default=0.0,
+        update=_changed,
+    )
+    hinge_max: FloatProperty(
+        name="Max",
+        description="Largest hinge angle",
+        subtype="ANGLE",
+        min=-math.pi,
+        max=math.pi,
+        default=math.radians(150.0),
+        update=_changed,
+    )
+    windows: CollectionProperty(
+        type=QuatIKReachWindow,
+        name="Reach Windows",
+        description="Directions the bone may point through (any of them); none leaves swing free",
+    )
+    active_window_index: IntProperty(name="Active Window", description="Window selected in the list", min=0)
+    use_twist_range: BoolProperty(
+        name="Limit Twist", description="Keep the twist about the bone within a range", update=_changed
+    )
+    twist_min: FloatProperty(
+        name="Min",
+        description="Smallest twist about the bone's own axis",
+        subtype="ANGLE",
+        min=-math.pi,
+        max=math.pi,
+        default=math.radians(-45.0),
+        update=_changed,
+    )
+    twist_max: FloatProperty(
+        name="Max",
+        description="Largest twist about the bone's own axis",
+        subtype="ANGLE",
+        min=-math.pi,
+        max=math.pi,
+        default=math.radians(45.0),
+        update=_changed,
+    )
+
+
+CLASSES = (QuatIKPolygonVertex, QuatIKReachWindow, QuatIKJointLimits)
+
+
+def attach() -> None:
+    """Hang the limits on pose bones (called from register())."""
+    bpy.types.PoseBone.quat_ik = PointerProperty(
+        type=QuatIKJointLimits, name="Quat IK Limits", description="Quat IK joint limits of this bone"
+    )
+
+
+def detach() -> None:
+    del bpy.types.PoseBone.quat_ik

@@ -1,0 +1,262 @@
+"""The Bake operator: chains over a frame range into keyframes (see ``bake.py``).
+
+From the UI (invoke) it runs modally: a progress bar while it steps through frames, Esc
+cancels with nothing changed. From Python or the command line (exec) it runs to the end and
+prints a progress line every 10% in background mode. Undoable either way.
+"""
+
+from __future__ import annotations
+
+import time
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+
+from . import compat
+
+CHAIN_SETS = (
+    ("ALL", "All", "Every enabled chain of the armature"),
+    ("ACTIVE", "Active", "The chain selected in the panel"),
+    ("SELECTED", "Selected Bones", "Enabled chains with a selected bone"),
+)
+
+DESTINATIONS = (
+    ("ACTIVE_ACTION", "Active Action", "Into the armature's active action (a new one if it has none)"),
+    ("NEW_ACTION", "New Action", "Into a new action that becomes active (the old one is kept with a fake user)"),
+    ("NLA", "New NLA Strip", "Into a new action on a new NLA track (the active action is not changed)"),
+)
+
+INTERPOLATIONS = (
+    ("BEZIER", "Bezier", "Smooth curves through the keys"),
+    ("LINEAR", "Linear", "Straight lines between keys (exact with Remove Redundant Keys)"),
+    ("CONSTANT", "Constant", "Hold each key until the next"),
+)
+
+MODAL_BUDGET_S = 0.05
+
+
+class QUATIK_OT_bake(bpy.types.Operator):
+    """Bake Quat IK chains into keyframes over a frame range"""
+
+    bl_idname = "quat_ik.bake"
+    bl_label = "Bake Quat IK"
+    bl_description = "Solve the chains on every frame of a range and key the bones' rotations"
+    bl_options = {"REGISTER", "UNDO"}
+
+    armature: StringProperty(name="Armature", description="Armature object to bake (empty: the active object)")
+    chains: EnumProperty(name="Chains", description="Which chains to bake", items=CHAIN_SETS)
+    chain_name: StringProperty(
+        name="Chain Name", description="Bake only the chain with this name (or tip bone); overrides Chains"
+    )
+    frame_start: IntProperty(name="Start Frame", description="First frame to bake (default: the scene's)", default=1)
+    frame_end: IntProperty(name="End Frame", description="Last frame to bake (default: the scene's)", default=250)
+    step: IntProperty(name="Frame Step", description="Key every this many frames", default=1, min=1, max=1000)
+    destination: EnumProperty(name="Into", description="Where the keys go", items=DESTINATIONS)
+    interpolation: EnumProperty(name="Interpolation", description="Interpolation of the new keys", items=INTERPOLATIONS)
+    simplify: BoolProperty(
+        name="Remove Redundant Keys",
+        description="Drop keys that straight lines through the kept keys reproduce within the tolerance",
+    )
+    simplify_tolerance: FloatProperty(
+        name="Tolerance",
+        description="Largest change (radians or quaternion units) a dropped key may make",
+        default=1e-3,
+        min=0.0,
+        precision=5,
+    )
+    set_manual: BoolProperty(
+        name="Set Chains to Manual",
+        description="Switch the baked chains to Manual mode so they do not solve over their new keys",
+        default=True,
+    )
+    interactive: BoolProperty(options={"HIDDEN", "SKIP_SAVE"})
+
+    @classmethod
+    def poll(cls, context):
+        if context.scene is None:
+            compat.poll_message(cls, "No scene")
+            return False
+        return True
+
+    # ------------------------------------------------------------------ setup
+
+    def _armature(self, context):
+        from .errors import ChainError
+
+        if self.armature:
+            ob = bpy.data.objects.get(self.armature)
+            if ob is None:
+                raise ChainError(f"Armature '{self.armature}' not found")
+            return ob
+        if context.object is None:
+            raise ChainError("No active object: select an armature or give one")
+        return context.object
+
+    def _chains(self, ob):
+        from . import properties, rig_reader
+        from .errors import ChainError
+
+        rig_reader.check_armature(ob)
+        all_chains = list(ob.quat_ik.chains)
+        if self.chain_name:
+            found = [c for c in all_chains if c.name == self.chain_name] or [
+                c for c in all_chains if c.tip_bone == self.chain_name
+            ]
+            if not found:
+                names = ", ".join(c.name for c in all_chains) or "none"
+                raise ChainError(f"No chain '{self.chain_name}' on '{ob.name}' (chains: {names})")
+            return found
+        if self.chains == "ACTIVE":
+            chain = properties.active_chain(ob)
+            return [chain] if chain is not None else []
+        enabled = [c for c in all_chains if c.enabled]
+        if self.chains == "SELECTED":
+            return [
+                c
+                for c in enabled
+                if any(
+                    compat.is_bone_selected(ob, name)
+                    for name in rig_reader.chain_bone_names(ob, c.tip_bone, c.chain_length)
+                )
+            ]
+        return enabled
+
+    def _make_bake(self, context):
+        from . import bake
+
+        scene = context.scene
+        ob = self._armature(context)
+        props = self.properties
+        start = self.frame_start if props.is_property_set("frame_start") else scene.frame_start
+        end = self.frame_end if props.is_property_set("frame_end") else scene.frame_end
+        settings = bake.BakeSettings(
+            frame_start=start,
+            frame_end=end,
+            step=self.step,
+            destination=self.destination,
+            interpolation=self.interpolation,
+            simplify=self.simplify,
+            simplify_tolerance=self.simplify_tolerance,
+            set_manual=self.set_manual,
+        )
+        return bake.Bake(scene, ob, self._chains(ob), settings)
+
+    def _finish(self, job) -> set[str]:
+        from .errors import ChainError
+
+        try:
+            job.solve()
+            summary = job.write()
+        except ChainError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        for warning in summary.warnings:
+            self.report({"WARNING"}, warning)
+        total = summary.frames * summary.chains
+        times = ", ".join(f"{step} {seconds:.2f} s" for step, seconds in summary.seconds.items())
+        self.report(
+            {"INFO"},
+            f"Baked {summary.chains} chain(s) over {summary.frames} frames into '{summary.action_name}': "
+            f"{summary.keys} keys, {summary.converged_frames}/{total} reached, largest error {summary.max_error:.4g} "
+            f"({times})",
+        )
+        return {"FINISHED"}
+
+    # ------------------------------------------------------------------ exec (Python, command line)
+
+    def execute(self, context):
+        from .errors import ChainError
+
+        try:
+            job = self._make_bake(context)
+        except ChainError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        if self.interactive and context.window is not None and not bpy.app.background:
+            return self._start_modal(context, job)
+        started = time.perf_counter()
+        next_report = [0.1]
+
+        def progress(fraction: float) -> None:
+            if fraction >= next_report[0] and len(job.frames) >= 100:
+                print(
+                    f"Quat IK bake: {fraction:4.0%} of {len(job.frames)} frames read ({time.perf_counter() - started:.1f} s)"
+                )
+                while next_report[0] <= fraction:
+                    next_report[0] += 0.1
+
+        try:
+            job.gather_all(context.evaluated_depsgraph_get, progress)
+        except ChainError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        return self._finish(job)
+
+    # ------------------------------------------------------------------ invoke + modal (UI)
+
+    def invoke(self, context, event):
+        scene = context.scene
+        if not self.properties.is_property_set("frame_start"):
+            self.frame_start = scene.frame_start
+        if not self.properties.is_property_set("frame_end"):
+            self.frame_end = scene.frame_end
+        self.interactive = True
+        return context.window_manager.invoke_props_dialog(self, width=320)
+
+    def _start_modal(self, context, job):
+        wm = context.window_manager
+        self._job = job
+        self._steps = job.gather(context.evaluated_depsgraph_get)
+        self._timer = wm.event_timer_add(0.001, window=context.window)
+        wm.modal_handler_add(self)
+        wm.progress_begin(0, 1000)
+        context.workspace.status_text_set("Quat IK: baking... (Esc to cancel)")
+        return {"RUNNING_MODAL"}
+
+    def _stop_modal(self, context) -> None:
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        context.workspace.status_text_set(None)
+
+    def modal(self, context, event):
+        from .errors import ChainError
+
+        if event.type == "ESC":
+            self._steps.close()  # runs the generator's finally: the frame goes back
+            self._stop_modal(context)
+            self.report({"WARNING"}, "Bake cancelled: nothing changed")
+            return {"CANCELLED"}
+        if event.type != "TIMER":
+            return {"RUNNING_MODAL"}
+        deadline = time.perf_counter() + MODAL_BUDGET_S
+        try:
+            for fraction in self._steps:
+                context.window_manager.progress_update(int(fraction * 1000))
+                if time.perf_counter() > deadline:
+                    return {"RUNNING_MODAL"}
+        except ChainError as error:
+            self._stop_modal(context)
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        self._stop_modal(context)
+        return self._finish(self._job)
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        col = layout.column(align=True)
+        col.prop(self, "frame_start", text="Frames Start")
+        col.prop(self, "frame_end", text="End")
+        col.prop(self, "step")
+        layout.prop(self, "chains")
+        layout.prop(self, "destination")
+        layout.prop(self, "interpolation")
+        layout.prop(self, "simplify")
+        if self.simplify:
+            layout.prop(self, "simplify_tolerance")
+        layout.prop(self, "set_manual")
+
+
+CLASSES = (QUATIK_OT_bake,)

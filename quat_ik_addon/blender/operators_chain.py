@@ -1,0 +1,404 @@
+"""Operators on chains: add, remove, reorder, solve now.
+
+Heavy modules (numpy, the solver, the rig reader) are imported inside ``execute`` so that
+enabling the add-on stays instant. Every problem is checked before anything changes and
+reported with ``self.report({'ERROR'}, ...)`` and CANCELLED.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+
+from . import compat, properties, runtime
+
+
+def _armature_with_chains_poll(cls, context) -> bool:
+    ob = context.object
+    if ob is None or ob.type != "ARMATURE":
+        compat.poll_message(cls, "Select an armature")
+        return False
+    if not ob.quat_ik.chains:
+        compat.poll_message(cls, f"'{ob.name}' has no Quat IK chains")
+        return False
+    return True
+
+
+def _solver_settings_layout(layout, data) -> None:
+    from . import solve_adapter
+
+    caps = solve_adapter.capabilities()
+    col = layout.column(align=True)
+    col.prop(data, "iterations")
+    col.prop(data, "tolerance")
+    col = layout.column()
+    col.prop(data, "sweep_order")
+    col.prop(data, "clamp_mode")
+    if "method" in caps:
+        col.prop(data, "method")
+    if "restarts" in caps:
+        col.prop(data, "restarts")
+    if "learned_start" in caps:
+        row = col.row(align=True)
+        row.prop(data, "use_learned_start")
+        if isinstance(data, bpy.types.PropertyGroup):  # the panel, not the add-chain dialog
+            from . import learned_store
+
+            row.operator("quat_ik.learn_start_poses", text="", icon="FILE_REFRESH")
+            col.label(text=f"Start poses: {learned_store.describe(data)}")
+
+
+class QUATIK_OT_add_chain(bpy.types.Operator):
+    """Add a Quat IK chain whose tip is the active pose bone"""
+
+    bl_idname = "quat_ik.add_chain"
+    bl_label = "Add Quat IK Chain"
+    bl_description = (
+        "Add a Quat IK chain ending at the active bone, reaching for a target "
+        "(the other selected bone or object, or a new empty)"
+    )
+    bl_options = {"REGISTER", "UNDO"}
+
+    chain_name: StringProperty(name="Name", description="Name of the chain (empty: named after the tip bone)")
+    chain_length: IntProperty(
+        name="Chain Length", description="Number of bones in the chain, counted from the tip", default=2, min=1, max=255
+    )
+    root_bone: StringProperty(
+        name="Root Bone", description="Topmost bone of the chain; overrides the chain length when set"
+    )
+    target: StringProperty(
+        name="Target", description="Object the chain reaches for (empty: a new empty at the tip's end)"
+    )
+    target_bone: StringProperty(name="Target Bone", description="Bone of the target armature to reach for")
+    mode: EnumProperty(name="Mode", description="When the chain re-solves", items=properties.MODES, default="LIVE")
+    orientation_mode: EnumProperty(
+        name="Orientation",
+        description="Whether the tip bone also matches a rotation",
+        items=properties.ORIENTATION_MODES,
+    )
+    orientation_target: StringProperty(name="Orientation Target", description="Object whose rotation the tip takes")
+    orientation_bone: StringProperty(name="Orientation Bone", description="Bone whose rotation the tip takes")
+    iterations: IntProperty(
+        name="Iterations", description="Most solver sweeps per solve", default=64, min=1, max=10000, soft_max=500
+    )
+    tolerance: FloatProperty(
+        name="Tolerance",
+        description="Distance from the target counted as reached",
+        subtype="DISTANCE",
+        default=1e-4,
+        min=0.0,
+        precision=5,
+    )
+    sweep_order: EnumProperty(name="Sweep Order", description="Order joints are turned", items=properties.SWEEP_ORDERS)
+    clamp_mode: EnumProperty(
+        name="Clamp Mode",
+        description="How a swing outside the reach windows is brought back",
+        items=properties.CLAMP_MODES,
+    )
+    restarts: IntProperty(name="Restarts", description="Extra solves from other start poses", default=0, min=0, max=64)
+    use_learned_start: BoolProperty(name="Learned Start Poses", description="Start from precomputed poses")
+    method: EnumProperty(name="Method", description="Solver algorithm", items=properties.METHODS)
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.object
+        if ob is None or ob.type != "ARMATURE":
+            compat.poll_message(cls, "The active object must be an armature")
+            return False
+        if ob.data.bones.active is None:
+            compat.poll_message(cls, "Select the bone that will be the chain's tip")
+            return False
+        return True
+
+    def invoke(self, context, event):
+        ob = context.object
+        if not self.properties.is_property_set("target"):
+            # Blender's Shift+I habit: the other selected bone, else the other selected object.
+            tip = ob.data.bones.active
+            others = [pb for pb in (context.selected_pose_bones or ()) if not (pb.id_data == ob and pb.bone == tip)]
+            if others:
+                self.target, self.target_bone = others[0].id_data.name, others[0].name
+            else:
+                objects = [o for o in context.selected_objects if o != ob]
+                if objects:
+                    self.target = objects[0].name
+        return context.window_manager.invoke_props_dialog(self, width=360)
+
+    def draw(self, context):
+        from . import solve_adapter
+
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        ob = context.object
+        layout.prop(self, "chain_name")
+        layout.prop(self, "chain_length")
+        layout.prop_search(self, "root_bone", ob.data, "bones")
+        layout.prop_search(self, "target", bpy.data, "objects")
+        target = bpy.data.objects.get(self.target)
+        if target is not None and target.type == "ARMATURE":
+            layout.prop_search(self, "target_bone", target.data, "bones")
+        if "orientation" in solve_adapter.capabilities():
+            layout.prop(self, "orientation_mode")
+            if self.orientation_mode == "OBJECT":
+                layout.prop_search(self, "orientation_target", bpy.data, "objects")
+                orientation = bpy.data.objects.get(self.orientation_target)
+                if orientation is not None and orientation.type == "ARMATURE":
+                    layout.prop_search(self, "orientation_bone", orientation.data, "bones")
+        layout.prop(self, "mode")
+        _solver_settings_layout(layout, self)
+
+    def _lookup(self, name: str, what: str):
+        from .errors import ChainError
+
+        if not name:
+            return None
+        found = bpy.data.objects.get(name)
+        if found is None:
+            raise ChainError(f"{what} '{name}' not found (renamed or deleted?)")
+        return found
+
+    def execute(self, context):
+        from . import pose_solve, rig_reader
+        from .errors import ChainError
+
+        ob = context.object
+        tip = ob.data.bones.active
+        try:
+            rig_reader.check_armature(ob)
+            length = self.chain_length
+            if self.root_bone:
+                length = rig_reader.length_to_root(ob, tip.name, self.root_bone)
+            target = self._lookup(self.target, "Target")
+            orientation = self._lookup(self.orientation_target, "Orientation target")
+            if self.orientation_mode == "OBJECT" and orientation is None:
+                raise ChainError("Pick an orientation target, or choose another orientation mode")
+            names = rig_reader.check_new_chain(ob, tip.name, length, target, self.target_bone)
+            if orientation is not None:
+                rig_reader.check_new_chain(ob, tip.name, length, orientation, self.orientation_bone)
+        except ChainError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+
+        if target is None:
+            target = self._new_target_empty(context, ob, tip)
+        settings = ob.quat_ik
+        chain = settings.chains.add()
+        chain.name = self.chain_name or _unique_name(settings.chains, tip.name)
+        chain.tip_bone = tip.name
+        chain.chain_length = length
+        chain.target_object = target
+        chain.target_bone = self.target_bone
+        chain.orientation_mode = self.orientation_mode
+        chain.orientation_object = orientation
+        chain.orientation_bone = self.orientation_bone
+        for name in ("iterations", "tolerance", "sweep_order", "clamp_mode", "restarts", "use_learned_start", "method"):
+            setattr(chain, name, getattr(self, name))
+        chain.mode = self.mode
+        settings.active_chain_index = len(settings.chains) - 1
+        runtime.bump()
+
+        message = f"Added chain '{chain.name}': {' > '.join(names)} reaching for '{target.name}'"
+        if self.mode != "MANUAL":
+            report = pose_solve.solve_current_frame(
+                ob, [chain], context.evaluated_depsgraph_get(), warm_start=self.mode == "LIVE"
+            )[0]
+            if report.error:
+                self.report({"WARNING"}, f"{message}; it cannot be solved yet: {report.error}")
+                return {"FINISHED"}
+        self.report({"INFO"}, message)
+        return {"FINISHED"}
+
+    @staticmethod
+    def _new_target_empty(context, ob, tip):
+        pose_bone = ob.pose.bones[tip.name]
+        empty = bpy.data.objects.new(f"{tip.name}_target", None)
+        empty.empty_display_type = "SPHERE"
+        empty.empty_display_size = max(0.05, 0.15 * tip.length)
+        empty.location = ob.matrix_world @ pose_bone.tail
+        collection = ob.users_collection[0] if ob.users_collection else context.scene.collection
+        if not compat.is_editable(collection):
+            collection = context.scene.collection
+        collection.objects.link(empty)
+        return empty
+
+
+def _unique_name(chains, base: str) -> str:
+    names = {c.name for c in chains}
+    name, i = base, 1
+    while name in names:
+        name, i = f"{base}.{i:03d}", i + 1
+    return name
+
+
+class QUATIK_OT_remove_chain(bpy.types.Operator):
+    """Remove the active Quat IK chain"""
+
+    bl_idname = "quat_ik.remove_chain"
+    bl_label = "Remove Quat IK Chain"
+    bl_description = "Remove the selected Quat IK chain (the pose and the bones' limits stay as they are)"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _armature_with_chains_poll(cls, context)
+
+    def execute(self, context):
+        ob = context.object
+        if not compat.is_editable(ob):
+            self.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
+            return {"CANCELLED"}
+        settings = ob.quat_ik
+        index = min(settings.active_chain_index, len(settings.chains) - 1)
+        name = settings.chains[index].name
+        settings.chains.remove(index)
+        settings.active_chain_index = max(0, min(index, len(settings.chains) - 1))
+        runtime.bump()
+        self.report({"INFO"}, f"Removed chain '{name}'")
+        return {"FINISHED"}
+
+
+class QUATIK_OT_move_chain(bpy.types.Operator):
+    """Move the active chain up or down the priority list"""
+
+    bl_idname = "quat_ik.move_chain"
+    bl_label = "Move Quat IK Chain"
+    bl_description = "Change the chain's priority: chains higher in the list are solved first"
+    bl_options = {"REGISTER", "UNDO"}
+
+    direction: EnumProperty(
+        name="Direction",
+        description="Where to move the chain",
+        items=(("UP", "Up", "Solve earlier"), ("DOWN", "Down", "Solve later")),
+    )
+
+    @classmethod
+    def poll(cls, context):
+        return _armature_with_chains_poll(cls, context)
+
+    def execute(self, context):
+        settings = context.object.quat_ik
+        index = settings.active_chain_index
+        other = index - 1 if self.direction == "UP" else index + 1
+        if not (0 <= index < len(settings.chains)) or not (0 <= other < len(settings.chains)):
+            return {"CANCELLED"}
+        settings.chains.move(index, other)
+        settings.active_chain_index = other
+        runtime.bump()
+        return {"FINISHED"}
+
+
+class QUATIK_OT_solve(bpy.types.Operator):
+    """Solve Quat IK chains at the current frame and pose their bones"""
+
+    bl_idname = "quat_ik.solve"
+    bl_label = "Solve Quat IK Now"
+    bl_description = "Solve the selected chain (or all enabled chains) at the current frame and pose the bones"
+    bl_options = {"REGISTER", "UNDO"}
+
+    chains: EnumProperty(
+        name="Chains",
+        description="Which chains to solve",
+        items=(("ACTIVE", "Active", "The chain selected in the panel"), ("ALL", "All", "Every enabled chain")),
+    )
+    from_rest: BoolProperty(
+        name="From Rest",
+        description="Start from the rest pose instead of the current pose (the result then does not depend on it)",
+    )
+
+    @classmethod
+    def poll(cls, context):
+        return _armature_with_chains_poll(cls, context)
+
+    def execute(self, context):
+        from . import pose_solve, rig_reader
+        from .errors import ChainError
+
+        ob = context.object
+        try:
+            rig_reader.check_armature(ob)
+        except ChainError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        if self.chains == "ACTIVE":
+            chain = properties.active_chain(ob)
+            chains = [chain] if chain is not None else []
+        else:
+            chains = [c for c in ob.quat_ik.chains if c.enabled]
+        if not chains:
+            self.report({"ERROR"}, "No chain to solve")
+            return {"CANCELLED"}
+        depsgraph = context.evaluated_depsgraph_get()
+        reports = pose_solve.solve_current_frame(ob, chains, depsgraph, warm_start=not self.from_rest, record=False)
+        errors = [r.error for r in reports if r.error]
+        if errors and len(errors) == len(reports):
+            self.report({"ERROR"}, errors[0])  # nothing was written: the scene is as it was
+            return {"CANCELLED"}
+        for r in reports:
+            pose_solve.record_status(r.chain, r)
+        for error in errors:
+            self.report({"WARNING"}, error)
+        summary = []
+        for r in reports:
+            if r.error is None:
+                outcome = r.solution.outcome
+                state = "reached" if outcome.converged[0] else "not reached"
+                summary.append(
+                    f"'{r.chain.name}' {state} (error {outcome.position_error[0]:.5g}, {outcome.iterations[0]} sweeps)"
+                )
+        self.report({"INFO"}, "Solved " + ", ".join(summary))
+        return {"FINISHED"}
+
+
+class QUATIK_OT_learn_start_poses(bpy.types.Operator):
+    """Learn a few start poses that together solve nearly every reachable target (Blow 2002)"""
+
+    bl_idname = "quat_ik.learn_start_poses"
+    bl_label = "Learn Quat IK Start Poses"
+    bl_description = (
+        "Try many start poses on sample targets and keep the few that solve nearly all of them "
+        "(takes a few seconds; stored with the chain, relearn after changing the rig or its limits)"
+    )
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        from . import solve_adapter
+
+        if "learned_start" not in solve_adapter.capabilities():
+            compat.poll_message(cls, "This solver version has no learned start poses")
+            return False
+        return _armature_with_chains_poll(cls, context)
+
+    def execute(self, context):
+        import time
+
+        from . import learned_store, rig_reader, solve_adapter
+        from .errors import ChainError
+
+        ob = context.object
+        chain = properties.active_chain(ob)
+        try:
+            rig = rig_reader.read_chain_rig(ob, chain)
+            started = time.perf_counter()
+            learned = solve_adapter.learn_start_poses(rig.chain, chain)
+        except (ChainError, ValueError) as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        learned_store.store(chain, rig, learned)
+        chain.use_learned_start = True
+        self.report(
+            {"INFO"},
+            f"Learned {len(learned.start_rotations)} start poses for '{chain.name}' in "
+            f"{time.perf_counter() - started:.1f} s ({learned.coverage:.0%} of sample targets covered)",
+        )
+        return {"FINISHED"}
+
+
+CLASSES = (
+    QUATIK_OT_add_chain,
+    QUATIK_OT_remove_chain,
+    QUATIK_OT_move_chain,
+    QUATIK_OT_solve,
+    QUATIK_OT_learn_start_poses,
+)

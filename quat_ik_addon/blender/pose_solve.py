@@ -1,0 +1,107 @@
+"""Solve chains at the current frame and write the pose: shared by Solve Now and the handlers.
+
+``solve_current_frame`` reads every chain from the evaluated scene, solves them in priority
+order (``chain_solve``), writes the solved rotations (``pose_writer``) and records each
+chain's status on the chain for the panel. Problems never raise: they come back per chain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import chain_solve, learned_store, pose_writer, rig_reader, solve_adapter
+from .errors import ChainError
+
+
+@dataclass(frozen=True)
+class ChainReport:
+    """What happened to one chain: ``error`` set when it could not be solved (pose untouched)."""
+
+    chain: object  # the QuatIKChain property group
+    solution: chain_solve.ChainSolution | None
+    error: str | None
+    changed: bool = False  # the pose was written with new values
+
+
+def rig_and_options(ob, chain) -> tuple[rig_reader.ChainRig, solve_adapter.SolverOptions]:
+    """The chain's rig and solver options (with its learned start poses when it uses them)."""
+    rig = rig_reader.read_chain_rig(ob, chain)
+    learned = None
+    if chain.use_learned_start and "learned_start" in solve_adapter.capabilities():
+        learned, why_not = learned_store.load(chain, rig)
+        if why_not:
+            rig = dataclasses.replace(rig, warnings=(*rig.warnings, why_not))
+    return rig, solve_adapter.options_for(chain, learned)
+
+
+def read_job(ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False) -> chain_solve.ChainJob:
+    """A chain's job for the current frame; ChainError if it cannot be read."""
+    rig, options = rig_and_options(ob, chain)
+    inputs = rig_reader.read_frame_inputs(rig, depsgraph)
+    return chain_solve.ChainJob(
+        rig=rig,
+        options=options,
+        inputs=chain_solve.StackedInputs.stack([inputs]),
+        warm_start=warm_start,
+        sequence=sequence,
+    )
+
+
+def solve_current_frame(
+    ob, chains, depsgraph, *, warm_start, write: bool = True, record: bool = True
+) -> list[ChainReport]:
+    """Solve ``chains`` (priority order) of armature ``ob`` at the current frame.
+
+    ``warm_start`` is a bool or a function of the chain: start from the current pose (live
+    posing) rather than from rest (deterministic, as per-frame mode and baking do). With
+    ``record`` each chain's status is stored on it (call ``record_status`` later otherwise).
+    """
+    reports: dict[int, ChainReport] = {}
+    jobs, job_chains = [], []
+    for index, chain in enumerate(chains):
+        warm = warm_start(chain) if callable(warm_start) else warm_start
+        try:
+            jobs.append(read_job(ob, chain, depsgraph, warm_start=warm))
+            job_chains.append((index, chain))
+        except ChainError as error:
+            reports[index] = ChainReport(chain, None, f"Chain '{rig_reader.chain_label(chain)}': {error}")
+    for (index, chain), solution in zip(job_chains, chain_solve.solve_chains(jobs), strict=True):
+        changed = False
+        if solution.error is None and write:
+            changed = pose_writer.write_pose(solution.rig, solution.outcome.rotations[0])
+        reports[index] = ChainReport(chain, solution, solution.error, changed)
+    ordered = [reports[i] for i in range(len(chains))]
+    if record:
+        for report in ordered:
+            record_status(report.chain, report)
+    return ordered
+
+
+def _set_if_changed(chain, name: str, value) -> None:
+    current = getattr(chain, name)
+    if isinstance(value, float):
+        if abs(current - value) <= 1e-12 * max(1.0, abs(value)):
+            return
+    elif current == value:
+        return
+    setattr(chain, name, value)
+
+
+def record_status(chain, report: ChainReport) -> None:
+    """Store the solve's outcome on the chain (only values that changed, so no needless updates)."""
+    if report.error is not None:
+        _set_if_changed(chain, "status_message", report.error)
+        _set_if_changed(chain, "status_converged", False)
+        return
+    outcome = report.solution.outcome
+    warnings = report.solution.rig.warnings
+    _set_if_changed(chain, "status_solved", True)
+    _set_if_changed(chain, "status_converged", bool(np.all(outcome.converged)))
+    _set_if_changed(chain, "status_error", float(np.max(outcome.position_error)))
+    _set_if_changed(chain, "status_iterations", int(np.max(outcome.iterations)))
+    _set_if_changed(chain, "status_restarts", int(np.max(outcome.restarts)))
+    message = "; ".join(warnings)
+    _set_if_changed(chain, "status_message", message[:1].upper() + message[1:])

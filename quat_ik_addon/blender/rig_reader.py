@@ -1,0 +1,350 @@
+"""The one place that knows how to read a Quat IK chain from an (evaluated) armature.
+
+``read_chain_rig`` checks a chain and builds the solver's ``Chain`` (rest frames with roll,
+connected or not, joint limits); ``read_frame_inputs`` reads what changes over time: the
+armature's world matrix, the evaluated pose frame of the chain root's parent (an animated
+spine or hips), the target's world matrix and the chain's current rotations.
+
+Frames: the solver works in the chain's ROOT frame, the evaluated pose frame of the root
+bone's parent in armature space (armature space itself when the root has no parent). A
+point's root-frame position is ``(object.matrix_world @ parent.matrix).inverted() @ p``,
+which is linear, so non-uniform and negative object scale map positions exactly.
+
+The bones' pose location and a uniform pose scale are folded into the chain as they are at
+reading time; bones whose rotation channels are all locked are held at their current
+rotation (see ``locks.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..solver.chain import Chain
+from ..solver.limits import FixedJoint
+from . import compat, limit_conversion, locks
+from .errors import ChainError
+from .rotation_modes import current_quaternion
+
+MIN_BONE_LENGTH = 1e-6
+SCALE_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class ChainRig:
+    """A chain ready for the solver, plus what reading inputs and writing back need.
+
+    Holds Blender objects: use it within one operator call or handler run, never keep it.
+    """
+
+    armature: object  # the original armature Object
+    chain_name: str
+    bone_names: tuple[str, ...]  # root to tip
+    root_parent: str | None  # parent of the chain's root bone: its pose frame is the root frame
+    chain: Chain
+    writable: tuple[bool, ...]  # False: the bone is held by locked channels and never written
+    target_object: object
+    target_bone: str | None
+    orientation_object: object = None  # None: position only
+    orientation_bone: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def target_on_same_armature(self) -> bool:
+        return self.target_object == self.armature and self.target_bone is not None
+
+
+@dataclass(frozen=True)
+class FrameInputs:
+    """What a chain's solve depends on at one frame (matrices as 4x4 numpy arrays)."""
+
+    object_world: np.ndarray  # armature object -> world
+    root_parent_armature: np.ndarray  # root frame -> armature space (identity without a parent)
+    target_world: np.ndarray  # target's world matrix (bone target: the bone's pose matrix in world)
+    target_armature: np.ndarray | None  # same-armature bone target: its armature-space pose matrix
+    rotations: np.ndarray  # (n, 4) current rotations in the solver's terms (held bones: identity)
+    orientation_world: np.ndarray | None = None  # world matrix whose rotation the tip should take
+
+
+def chain_label(chain) -> str:
+    return chain.name or chain.tip_bone or "(unnamed)"
+
+
+def check_armature(ob) -> None:
+    """ChainError unless ``ob`` is an armature whose pose may be changed."""
+    if ob is None:
+        raise ChainError("No active object: select an armature")
+    if ob.type != "ARMATURE":
+        raise ChainError(f"'{ob.name}' is a {ob.type.lower()}, not an armature")
+    if not compat.is_editable(ob):
+        where = compat.linked_from(ob)
+        raise ChainError(
+            f"Armature '{ob.name}' is linked{f' from {where}' if where else ''} and cannot be changed; "
+            "make a library override first"
+        )
+    if ob.mode == "EDIT":
+        raise ChainError(f"Armature '{ob.name}' is in Edit Mode: leave it to solve")
+
+
+def chain_bone_names(ob, tip_bone: str, chain_length: int) -> tuple[str, ...]:
+    """Bone names root to tip, following parents up from ``tip_bone``."""
+    bones = ob.data.bones
+    if not tip_bone:
+        raise ChainError("The chain has no tip bone")
+    bone = bones.get(tip_bone)
+    if bone is None:
+        raise ChainError(f"Bone '{tip_bone}' not found in armature '{ob.name}' (renamed or deleted?)")
+    names = []
+    while bone is not None and len(names) < chain_length:
+        names.append(bone.name)
+        bone = bone.parent
+    if len(names) < chain_length:
+        raise ChainError(
+            f"A chain of {chain_length} bones does not fit: '{tip_bone}' has only {len(names)} bone(s) "
+            "from itself up to the top of its hierarchy"
+        )
+    return tuple(reversed(names))
+
+
+def length_to_root(ob, tip_bone: str, root_bone: str) -> int:
+    """Chain length from ``tip_bone`` up to ``root_bone`` (inclusive); ChainError if not an ancestor."""
+    bone = ob.data.bones.get(tip_bone)
+    if bone is None:
+        raise ChainError(f"Bone '{tip_bone}' not found in armature '{ob.name}'")
+    if ob.data.bones.get(root_bone) is None:
+        raise ChainError(f"Root bone '{root_bone}' not found in armature '{ob.name}'")
+    length = 1
+    while bone is not None and bone.name != root_bone:
+        bone = bone.parent
+        length += 1
+    if bone is None:
+        raise ChainError(f"'{root_bone}' is not '{tip_bone}' or one of its parents")
+    return length
+
+
+def _is_below(bone, ancestor_names: set[str]) -> bool:
+    while bone is not None:
+        if bone.name in ancestor_names:
+            return True
+        bone = bone.parent
+    return False
+
+
+def _check_target(ob, bone_names: tuple[str, ...], target_object, target_bone: str | None, what: str) -> None:
+    if target_object is None:
+        raise ChainError(f"The chain has no {what}: pick an object or a bone")
+    if target_bone:
+        if target_object.type != "ARMATURE":
+            raise ChainError(
+                f"{what.capitalize()} '{target_object.name}' is not an armature, so it has no bone '{target_bone}'"
+            )
+        bone = target_object.data.bones.get(target_bone)
+        if bone is None:
+            raise ChainError(
+                f"{what.capitalize()} bone '{target_bone}' not found in '{target_object.name}' (renamed or deleted?)"
+            )
+        if target_object == ob and _is_below(bone, set(bone_names)):
+            raise ChainError(f"{what.capitalize()} bone '{target_bone}' moves with the chain (it is in or below it)")
+    # An object parented into the chain would chase itself.
+    child = target_object
+    while child is not None and child.parent is not None:
+        if child.parent == ob and child.parent_type == "BONE":
+            parent_bone = ob.data.bones.get(child.parent_bone)
+            if parent_bone is not None and _is_below(parent_bone, set(bone_names)):
+                raise ChainError(
+                    f"{what.capitalize()} '{target_object.name}' is parented to the chain and would move with it"
+                )
+        child = child.parent
+
+
+def _matrix_np(matrix) -> np.ndarray:
+    return np.array(matrix, dtype=float)
+
+
+def read_chain_rig(ob, chain) -> ChainRig:
+    """Check ``chain`` (a QuatIKChain of armature ``ob``) and build its solver chain.
+
+    Raises ChainError with a user-facing message for every problem.
+    """
+    check_armature(ob)
+    bone_names = chain_bone_names(ob, chain.tip_bone, chain.chain_length)
+    target_bone = chain.target_bone or None
+    _check_target(ob, bone_names, chain.target_object, target_bone, "target")
+    orientation_object, orientation_bone = None, None
+    if chain.orientation_mode == "MATCH_TARGET":
+        orientation_object, orientation_bone = chain.target_object, target_bone
+    elif chain.orientation_mode == "OBJECT":
+        orientation_object, orientation_bone = chain.orientation_object, chain.orientation_bone or None
+        _check_target(ob, bone_names, orientation_object, orientation_bone, "orientation target")
+
+    bones = ob.data.bones
+    pose_bones = ob.pose.bones
+    first = bones[bone_names[0]]
+    root_parent = first.parent.name if first.parent is not None else None
+    parent_rest = first.parent.matrix_local if first.parent is not None else None
+
+    clamp_mode = chain.clamp_mode.lower()
+    rest_rotations, rest_offsets, lengths, limits, writable, warnings = [], [], [], [], [], []
+    cumulative_scale = 1.0
+    for i, name in enumerate(bone_names):
+        bone, pose_bone = bones[name], pose_bones[name]
+        if bone.length < MIN_BONE_LENGTH:
+            raise ChainError(f"Bone '{name}' has zero length")
+        if i > 0 and not bone.use_inherit_rotation:
+            raise ChainError(f"Bone '{name}' does not inherit its parent's rotation; the solver needs it to")
+        local = bone.matrix_local if parent_rest is None else parent_rest.inverted() @ bone.matrix_local
+        rest_rotation = local.to_quaternion()
+        offset = np.array(local.translation) + np.array(rest_rotation @ pose_bone.location)
+        rest_offsets.append(offset * cumulative_scale)
+
+        scale = np.array(pose_bone.scale)
+        if np.ptp(scale) > SCALE_TOLERANCE:
+            warnings.append(f"non-uniform pose scale on '{name}' is ignored")
+        elif abs(scale[0] - 1.0) > SCALE_TOLERANCE and bone.inherit_scale != "FULL":
+            warnings.append(f"pose scale on '{name}' with inherit scale {bone.inherit_scale} is ignored")
+        else:
+            cumulative_scale *= float(scale[0])
+        lengths.append(bone.length * cumulative_scale)
+
+        limit = limit_conversion.bone_limit(name, pose_bone.quat_ik, clamp_mode=clamp_mode)
+        held = locks.held_rotation(pose_bone)
+        if held is not None:
+            # Every rotation channel is locked: the bone keeps its current rotation, which is
+            # folded into its rest frame so the solver sees a fixed joint there.
+            rest_rotation = rest_rotation @ held
+            limit = FixedJoint()
+            writable.append(False)
+        else:
+            limit, lock_warning = locks.apply_partial_locks(pose_bone, limit)
+            if lock_warning:
+                warnings.append(lock_warning)
+            writable.append(True)
+        rest_rotations.append(tuple(rest_rotation))
+        limits.append(limit)
+        parent_rest = bone.matrix_local
+
+    offset = np.array(chain.effector_offset) * cumulative_scale
+    try:
+        solver_chain = Chain(
+            bone_names=bone_names,
+            rest_rotations=np.array(rest_rotations),
+            rest_offsets=np.array(rest_offsets),
+            lengths=np.array(lengths),
+            limits=tuple(limits),
+            effector_offset=offset,
+        )
+    except ValueError as error:
+        raise ChainError(f"The chain cannot be solved: {error}") from None
+    return ChainRig(
+        armature=ob,
+        chain_name=chain.name,
+        bone_names=bone_names,
+        root_parent=root_parent,
+        chain=solver_chain,
+        writable=tuple(writable),
+        target_object=chain.target_object,
+        target_bone=target_bone,
+        orientation_object=orientation_object,
+        orientation_bone=orientation_bone,
+        warnings=tuple(warnings),
+    )
+
+
+def evaluated(ob, depsgraph):
+    """The evaluated copy of ``ob``; ChainError if it is not in the evaluated scene."""
+    ob_eval = ob.evaluated_get(depsgraph)
+    if not ob_eval.is_evaluated:
+        raise ChainError(
+            f"'{ob.name}' is not in the view layer being evaluated (excluded, disabled in viewports, or unlinked)"
+        )
+    return ob_eval
+
+
+def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
+    """Read one frame's inputs from the evaluated scene (see the module docstring)."""
+    ob_eval = evaluated(rig.armature, depsgraph)
+    pose_bones = ob_eval.pose.bones
+    root_parent = _matrix_np(pose_bones[rig.root_parent].matrix) if rig.root_parent is not None else np.identity(4)
+    target_world, target_armature = _world_matrix(rig.target_object, rig.target_bone, depsgraph)
+    if not rig.target_on_same_armature:
+        target_armature = None
+    orientation_world = None
+    if rig.orientation_object is not None:
+        orientation_world, _ = _world_matrix(rig.orientation_object, rig.orientation_bone, depsgraph)
+    rotations = np.array(
+        [
+            tuple(current_quaternion(pose_bones[name])) if writable else (1.0, 0.0, 0.0, 0.0)
+            for name, writable in zip(rig.bone_names, rig.writable, strict=True)
+        ]
+    )
+    return FrameInputs(
+        object_world=_matrix_np(ob_eval.matrix_world),
+        root_parent_armature=root_parent,
+        target_world=target_world,
+        target_armature=target_armature,
+        rotations=rotations,
+        orientation_world=orientation_world,
+    )
+
+
+def _world_matrix(ob, bone: str | None, depsgraph) -> tuple[np.ndarray, np.ndarray | None]:
+    """World matrix of an object or of one of its pose bones, and the bone's armature-space matrix."""
+    ob_eval = evaluated(ob, depsgraph)
+    if bone is None:
+        return _matrix_np(ob_eval.matrix_world), None
+    bone_matrix = ob_eval.pose.bones[bone].matrix
+    return _matrix_np(ob_eval.matrix_world @ bone_matrix), _matrix_np(bone_matrix)
+
+
+def _matrix_bytes(matrix) -> bytes:
+    return np.array(matrix, dtype=float).tobytes()
+
+
+def input_fingerprint(ob, chain, depsgraph) -> bytes:
+    """Cheap bytes that change whenever anything ``chain`` is solved from changes.
+
+    Reads only matrices (no chain building): the armature's world matrix, the root parent's
+    pose, the target (and orientation target), and the chain bones' rest matrices, pose
+    location and scale. Our own rotation writes do not change it, so a live chain never
+    re-solves because of itself. Raises ChainError when the chain cannot be read.
+    """
+    ob_eval = evaluated(ob, depsgraph)
+    names = chain_bone_names(ob, chain.tip_bone, chain.chain_length)
+    parts = [chain.name.encode(), _matrix_bytes(ob_eval.matrix_world)]
+    bones = ob_eval.data.bones
+    pose_bones = ob_eval.pose.bones
+    parent = bones[names[0]].parent
+    if parent is not None:
+        parts.append(_matrix_bytes(pose_bones[parent.name].matrix))
+    for name in names:
+        pose_bone = pose_bones[name]
+        parts += [
+            _matrix_bytes(bones[name].matrix_local),
+            _matrix_bytes(pose_bone.location),
+            _matrix_bytes(pose_bone.scale),
+        ]
+    for target, bone in ((chain.target_object, chain.target_bone), (chain.orientation_object, chain.orientation_bone)):
+        if target is None:
+            parts.append(b"-")
+            continue
+        target_eval = evaluated(target, depsgraph)
+        parts.append(_matrix_bytes(target_eval.matrix_world))
+        if bone:
+            pose_bone = target_eval.pose.bones.get(bone) if target_eval.pose is not None else None
+            if pose_bone is None:
+                raise ChainError(f"Target bone '{bone}' not found in '{target.name}' (renamed or deleted?)")
+            parts.append(_matrix_bytes(pose_bone.matrix))
+    return b"".join(parts)
+
+
+def check_new_chain(ob, tip_bone: str, chain_length: int, target_object, target_bone: str | None) -> tuple[str, ...]:
+    """Everything add-chain must check before it changes anything; returns the bone names."""
+    check_armature(ob)
+    names = chain_bone_names(ob, tip_bone, chain_length)
+    for name in names:
+        if ob.data.bones[name].length < MIN_BONE_LENGTH:
+            raise ChainError(f"Bone '{name}' has zero length")
+    if target_object is not None:
+        _check_target(ob, names, target_object, target_bone or None, "target")
+    return names

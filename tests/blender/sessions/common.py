@@ -1,0 +1,264 @@
+"""Helpers for session scripts in tests/blender/sessions (they run INSIDE a bpy session).
+
+``Checks`` prints every assertion as it runs (``ok``/``FAIL`` + label) and raises once at
+the end listing the failures, so one subprocess can check many things and the test output
+still says exactly which failed. Rig builders make armatures the way a user would (edit
+bones with roll, connected or not); snapshots capture pose, settings and keys so error
+paths can prove the scene did not change.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import bpy
+from mathutils import Matrix, Vector
+
+from tools.blender_session import EXTENSION_ID
+
+
+def addon():
+    """The installed add-on package (extension in 4.2+, legacy add-on before)."""
+    for name in (f"bl_ext.user_default.{EXTENSION_ID}", EXTENSION_ID, "quat_ik_addon"):
+        if name in sys.modules:
+            return sys.modules[name]
+    raise RuntimeError("the add-on is not loaded")
+
+
+def submodule(name: str):
+    """A module of the add-on's Blender layer, e.g. submodule('runtime')."""
+    package = addon().__name__
+    __import__(f"{package}.blender.{name}")
+    return sys.modules[f"{package}.blender.{name}"]
+
+
+class Checks:
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.failures: list[str] = []
+        self.passed = 0
+        print(f"=== {title}", flush=True)
+
+    def check(self, label: str, ok: bool, detail: object = "") -> bool:
+        if ok:
+            self.passed += 1
+            shown = "" if isinstance(detail, str) and not detail else f"  ({detail})"
+            print(f"  ok   {label}{shown}", flush=True)
+        else:
+            self.failures.append(f"{label}: {detail}")
+            print(f"  FAIL {label}: {detail}", flush=True)
+        return bool(ok)
+
+    def near(self, label: str, value: float, expected: float, tolerance: float) -> bool:
+        return self.check(label, abs(value - expected) <= tolerance, f"{value:.6g} vs {expected:.6g} (±{tolerance:g})")
+
+    def close(self) -> None:
+        print(f"=== {self.title}: {self.passed} passed, {len(self.failures)} failed", flush=True)
+        if self.failures:
+            raise AssertionError(f"{len(self.failures)} check(s) failed:\n  " + "\n  ".join(self.failures))
+
+
+def reset_scene() -> None:
+    """An empty scene (keeps the add-on registered)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def make_rig(
+    name: str,
+    heads_tails: list[tuple[tuple[float, float, float], tuple[float, float, float]]],
+    *,
+    rolls: list[float] | None = None,
+    connected: list[bool] | None = None,
+    parent_of_first: str | None = None,
+    extra_bones: list[tuple[str, tuple, tuple, str | None]] = (),
+) -> bpy.types.Object:
+    """An armature whose bones 'B0'..'Bn' form a parent chain (head, tail, roll in radians).
+
+    ``extra_bones`` are (name, head, tail, parent) added first (e.g. a 'Root' the chain hangs from).
+    """
+    armature = bpy.data.armatures.new(name)
+    ob = bpy.data.objects.new(name, armature)
+    bpy.context.scene.collection.objects.link(ob)
+    bpy.context.view_layer.objects.active = ob
+    if bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.object.mode_set(mode="EDIT")
+    for extra_name, head, tail, parent in extra_bones:
+        bone = armature.edit_bones.new(extra_name)
+        bone.head, bone.tail = head, tail
+        if parent:
+            bone.parent = armature.edit_bones[parent]
+    parent = armature.edit_bones[parent_of_first] if parent_of_first else None
+    for i, (head, tail) in enumerate(heads_tails):
+        bone = armature.edit_bones.new(f"B{i}")
+        bone.head, bone.tail = head, tail
+        bone.roll = rolls[i] if rolls else 0.0
+        bone.parent = parent
+        bone.use_connect = bool(connected[i]) if connected else (parent is not None and i > 0)
+        parent = bone
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return ob
+
+
+def straight_rig(name: str, n: int, length: float = 1.0) -> bpy.types.Object:
+    return make_rig(name, [((0, 0, i * length), (0, 0, (i + 1) * length)) for i in range(n)])
+
+
+def empty(name: str, location=(0.0, 0.0, 0.0)) -> bpy.types.Object:
+    ob = bpy.data.objects.new(name, None)
+    ob.location = location
+    bpy.context.scene.collection.objects.link(ob)
+    return ob
+
+
+def pose_mode(ob, active_bone: str | None = None) -> None:
+    bpy.context.view_layer.objects.active = ob
+    if ob.mode != "POSE":
+        bpy.ops.object.mode_set(mode="POSE")
+    if active_bone:
+        ob.data.bones.active = ob.data.bones[active_bone]
+
+
+def add_chain(ob, tip: str, length: int, target: str, **kwargs) -> set:
+    pose_mode(ob, tip)
+    return bpy.ops.quat_ik.add_chain(chain_length=length, target=target, **kwargs)
+
+
+def effector_world(ob, tip: str, offset=(0.0, 0.0, 0.0)) -> Vector:
+    """World position of the tip bone's tail (+ offset in its rest axes), evaluated."""
+    bpy.context.view_layer.update()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    ob_eval = ob.evaluated_get(depsgraph)
+    pose_bone = ob_eval.pose.bones[tip]
+    local = Vector((0.0, pose_bone.bone.length, 0.0)) + Vector(offset)
+    return ob_eval.matrix_world @ pose_bone.matrix @ local
+
+
+def world_of(ob, bone: str | None = None) -> Vector:
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    ob_eval = ob.evaluated_get(depsgraph)
+    if bone:
+        return ob_eval.matrix_world @ ob_eval.pose.bones[bone].head
+    return ob_eval.matrix_world.translation.copy()
+
+
+def bone_world_matrices(ob) -> dict[str, Matrix]:
+    bpy.context.view_layer.update()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    ob_eval = ob.evaluated_get(depsgraph)
+    return {pb.name: (ob_eval.matrix_world @ pb.matrix).copy() for pb in ob_eval.pose.bones}
+
+
+def matrix_distance(a: Matrix, b: Matrix) -> float:
+    return max(abs(a[i][j] - b[i][j]) for i in range(4) for j in range(4))
+
+
+# ---------------------------------------------------------------- snapshots
+
+
+def _rounded(values, digits: int = 7) -> tuple:
+    return tuple(round(float(v), digits) for v in values)
+
+
+_DERIVED_HANDLES = {"AUTO", "AUTO_CLAMPED", "VECTOR"}
+
+
+def _handle(kind: str, position) -> tuple:
+    # Automatic handles are derived from the neighbouring keys, so a new neighbour moves
+    # them (as in Blender itself); only free and aligned handles are data of their own.
+    return (kind,) if kind in _DERIVED_HANDLES else (kind, _rounded(position))
+
+
+def action_keys(action) -> dict:
+    """(data path, index) -> keys as (co, interpolation, left handle, right handle, key type)."""
+    compat = submodule("compat")
+    keys = {}
+    for fcurve in compat.all_action_fcurves(action):
+        keys[(fcurve.data_path, fcurve.array_index)] = tuple(
+            (
+                _rounded(k.co),
+                k.interpolation,
+                _handle(k.handle_left_type, k.handle_left),
+                _handle(k.handle_right_type, k.handle_right),
+                k.type,
+            )
+            for k in fcurve.keyframe_points
+        )
+    return keys
+
+
+def _settings(group) -> tuple:
+    """Every property of a property group, recursively, as plain values."""
+    out = []
+    for prop in group.bl_rna.properties:
+        if prop.identifier == "rna_type":
+            continue
+        value = getattr(group, prop.identifier)
+        if prop.type == "COLLECTION":
+            value = tuple(_settings(item) for item in value)
+        elif prop.type == "POINTER":
+            value = (
+                getattr(value, "name", None)
+                if isinstance(value, bpy.types.ID)
+                else (_settings(value) if value is not None else None)
+            )
+        elif hasattr(value, "__len__") and not isinstance(value, str):
+            value = _rounded(value)
+        elif isinstance(value, float):
+            value = round(value, 7)
+        out.append((prop.identifier, value))
+    return tuple(out)
+
+
+def scene_snapshot() -> dict:
+    """Everything an operator could change: objects, transforms, poses, chains, limits, actions, frame."""
+    scene = bpy.context.scene
+    snap = {"frame": scene.frame_current, "objects": {}, "actions": {}}
+    for ob in bpy.data.objects:
+        entry = {
+            "matrix": _rounded(v for row in ob.matrix_basis for v in row),
+            "parent": getattr(ob.parent, "name", None),
+        }
+        if ob.type == "ARMATURE":
+            entry["chains"] = _settings(ob.quat_ik)
+            entry["pose"] = {
+                pb.name: (
+                    pb.rotation_mode,
+                    _rounded(pb.rotation_quaternion),
+                    _rounded(pb.rotation_euler),
+                    _rounded(pb.rotation_axis_angle),
+                    _rounded(pb.location),
+                    _rounded(pb.scale),
+                    _settings(pb.quat_ik),
+                )
+                for pb in ob.pose.bones
+            }
+            anim = ob.animation_data
+            entry["action"] = anim.action.name if anim and anim.action else None
+            entry["nla"] = tuple(t.name for t in anim.nla_tracks) if anim else ()
+        snap["objects"][ob.name] = entry
+    for action in bpy.data.actions:
+        snap["actions"][action.name] = action_keys(action)
+    return snap
+
+
+def snapshot_difference(before: dict, after: dict) -> str:
+    """'' if equal, else a short description of the first differences."""
+    if before == after:
+        return ""
+    lines = []
+    for key in sorted(set(before) | set(after)):
+        if before.get(key) != after.get(key):
+            a, b = before.get(key), after.get(key)
+            if isinstance(a, dict) and isinstance(b, dict):
+                for sub in sorted(set(a) | set(b), key=str):
+                    if a.get(sub) != b.get(sub):
+                        lines.append(f"{key}[{sub!r}] changed")
+            else:
+                lines.append(f"{key}: {a!r} -> {b!r}")
+    return "; ".join(lines[:6])
+
+
+def radians(degrees: float) -> float:
+    return math.radians(degrees)

@@ -1,0 +1,174 @@
+"""Session: every bad input gives a clear error and leaves the scene exactly as it was.
+
+Each case snapshots the scene (poses, chain settings, limits, actions and keys, objects,
+the frame), runs the operator, checks the error text and compares the snapshot.
+
+argv: WORKDIR
+"""
+
+import sys
+from pathlib import Path
+
+import bpy
+
+from tests.blender.sessions.common import (
+    Checks,
+    add_chain,
+    effector_world,
+    empty,
+    pose_mode,
+    reset_scene,
+    scene_snapshot,
+    snapshot_difference,
+    straight_rig,
+)
+
+workdir = Path(sys.argv[1])
+checks = Checks("error paths leave the scene unchanged")
+
+
+def expect_error(label: str, operator, expected: str, **kwargs) -> None:
+    """Run ``operator(**kwargs)``; it must fail with ``expected`` in its message and change nothing."""
+    before = scene_snapshot()
+    message = ""
+    try:
+        result = operator(**kwargs)
+        message = f"no error: returned {result}"
+    except RuntimeError as error:  # bpy.ops raises with the operator's ERROR report (or poll message)
+        message = str(error)
+    after = scene_snapshot()
+    checks.check(f"{label}: clear error", expected.lower() in message.lower(), message.strip())
+    difference = snapshot_difference(before, after)
+    checks.check(f"{label}: scene unchanged", not difference, difference)
+
+
+reset_scene()
+scene = bpy.context.scene
+ob = straight_rig("Arm", 3)
+target = empty("Target", (1.0, 0.5, 2.0))
+add_chain(ob, "B2", 3, "Target", mode="MANUAL")
+chain = ob.quat_ik.chains[0]
+bpy.ops.quat_ik.solve()
+pose_mode(ob)
+ob.pose.bones["B0"].keyframe_insert("rotation_quaternion", frame=1)  # some keys to protect
+scene.frame_set(3)
+
+# ---- add chain: bad context and bad arguments
+bpy.ops.object.mode_set(mode="OBJECT")
+bpy.ops.mesh.primitive_cube_add()
+cube = bpy.context.object
+expect_error("add chain on a mesh", bpy.ops.quat_ik.add_chain, "armature")
+expect_error("bake a mesh", bpy.ops.quat_ik.bake, "not an armature")
+bpy.context.view_layer.objects.active = ob
+pose_mode(ob, "B2")
+expect_error("add chain, missing target", bpy.ops.quat_ik.add_chain, "not found", target="Ghost")
+expect_error(
+    "add chain, chain longer than the hierarchy",
+    bpy.ops.quat_ik.add_chain,
+    "does not fit",
+    chain_length=9,
+    target="Target",
+)
+pose_mode(ob, "B1")
+expect_error(
+    "add chain, root bone not above the tip",
+    bpy.ops.quat_ik.add_chain,
+    "is not 'B1' or one of its parents",
+    root_bone="B2",
+    target="Target",
+)
+expect_error(
+    "add chain, target bone missing",
+    bpy.ops.quat_ik.add_chain,
+    "bone 'Nope' not found",
+    target="Arm",
+    target_bone="Nope",
+)
+expect_error(
+    "add chain, target moves with the chain",
+    bpy.ops.quat_ik.add_chain,
+    "moves with the chain",
+    chain_length=2,
+    target="Arm",
+    target_bone="B2",
+)
+cube.parent, cube.parent_type, cube.parent_bone = ob, "BONE", "B1"
+expect_error(
+    "add chain, target parented into the chain",
+    bpy.ops.quat_ik.add_chain,
+    "parented to the chain",
+    chain_length=2,
+    target="Cube",
+)
+cube.parent = None
+pose_mode(ob, "B2")
+
+# ---- renamed and deleted bones, deleted target
+ob.data.bones["B2"].name = "Hand"
+expect_error("solve, tip bone renamed", bpy.ops.quat_ik.solve, "bone 'B2' not found")
+expect_error("bake, tip bone renamed", bpy.ops.quat_ik.bake, "bone 'B2' not found", frame_start=1, frame_end=5)
+ob.data.bones["Hand"].name = "B2"
+bpy.data.objects.remove(target)
+expect_error("solve, target deleted", bpy.ops.quat_ik.solve, "no target")
+expect_error("bake, target deleted", bpy.ops.quat_ik.bake, "no target", frame_start=1, frame_end=5)
+target = empty("Target", (1.0, 0.5, 2.0))
+chain.target_object = target
+expect_error("bake, unknown chain name", bpy.ops.quat_ik.bake, "no chain 'Leg'", chain_name="Leg")
+expect_error("bake, unknown armature", bpy.ops.quat_ik.bake, "armature 'Nobody' not found", armature="Nobody")
+expect_error("bake, empty frame range", bpy.ops.quat_ik.bake, "is empty", frame_start=10, frame_end=5)
+
+# ---- degenerate geometry: zero scale, a target at infinity
+ob.pose.bones["B1"].scale = (0.0, 0.0, 0.0)
+expect_error("solve, bone scaled to zero length", bpy.ops.quat_ik.solve, "cannot be solved")
+ob.pose.bones["B1"].scale = (1.0, 1.0, 1.0)
+ob.scale = (0.0, 1.0, 1.0)
+expect_error("solve, armature with zero scale", bpy.ops.quat_ik.solve, "zero scale")
+ob.scale = (1.0, 1.0, 1.0)
+target.location = (1e30, 0.0, 0.0)  # Blender clamps infinity to the largest float
+result = bpy.ops.quat_ik.solve()
+checks.check(
+    "a target far out of reach is solved toward and reported as not reached",
+    result == {"FINISHED"} and not chain.status_converged,
+    (result, chain.status_converged, chain.status_error),
+)
+target.location = (1.0, 0.5, 2.0)
+expect_error(
+    "solve, armature in edit mode",
+    lambda: (bpy.ops.object.mode_set(mode="EDIT"), bpy.ops.quat_ik.solve())[1],
+    "edit mode",
+)
+bpy.ops.object.mode_set(mode="POSE")
+
+# ---- invalid joint limits: a polygon that is not convex
+limits = ob.pose.bones["B1"].quat_ik
+limits.joint_type = "BALL"
+window = limits.windows.add()
+window.shape = "POLYGON"
+for corner in ((-0.5, -0.5), (0.5, -0.5), (0.0, 0.0), (0.5, 0.5), (-0.5, 0.5)):
+    window.vertices.add().angles = corner
+expect_error("solve, non-convex reach window", bpy.ops.quat_ik.solve, "bone 'B1' has invalid joint limits")
+limits.windows.clear()
+limits.joint_type = "FREE"
+
+# ---- a linked (read-only) rig, and a target on a linked rig
+library = workdir / "library.blend"
+bpy.ops.wm.save_as_mainfile(filepath=str(workdir / "main.blend"))
+bpy.ops.wm.save_as_mainfile(filepath=str(library), copy=True)
+reset_scene()
+with bpy.data.libraries.load(str(library), link=True) as (source, linked):
+    linked.objects = ["Arm"]
+linked_arm = linked.objects[0]
+bpy.context.scene.collection.objects.link(linked_arm)
+bpy.context.view_layer.objects.active = linked_arm
+expect_error("add chain on a linked armature", bpy.ops.quat_ik.add_chain, "linked", target="")
+expect_error("solve a linked armature", bpy.ops.quat_ik.solve, "linked")
+expect_error("bake a linked armature", bpy.ops.quat_ik.bake, "linked", frame_start=1, frame_end=3)
+local = straight_rig("Local", 2)
+local.location = (0.5, 0.0, 0.0)
+add_chain(local, "B1", 2, "Arm", target_bone="B1", mode="MANUAL")
+result = bpy.ops.quat_ik.solve()
+goal = linked_arm.matrix_world @ linked_arm.pose.bones["B1"].head
+error = (effector_world(local, "B1") - goal).length
+checks.check("a local chain may target a bone of a linked rig", result == {"FINISHED"} and error < 1e-3, error)
+
+checks.close()

@@ -1,0 +1,233 @@
+"""Session: Live mode re-solves when inputs change and never loops; Per Frame mode follows
+frame_set and animation renders; handlers are registered once, survive loading a file and
+go away when the add-on is disabled; a failing live chain reports once and keeps its pose.
+
+argv: WORKDIR
+"""
+
+import contextlib
+import io
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from tests.blender.sessions.common import (
+    Checks,
+    add_chain,
+    addon,
+    effector_world,
+    empty,
+    reset_scene,
+    straight_rig,
+    submodule,
+)
+
+workdir = Path(sys.argv[1])
+checks = Checks("live and per-frame modes")
+runtime = submodule("runtime")
+handlers = submodule("handlers")
+reset_scene()
+scene = bpy.context.scene
+
+ob = straight_rig("Arm", 3)
+target = empty("Target", (1.0, 0.5, 2.0))
+bystander = empty("Bystander", (5, 5, 5))
+result = add_chain(ob, "B2", 3, "Target", mode="LIVE")
+chain = ob.quat_ik.chains[0]
+checks.check("add_chain (Live) finished", result == {"FINISHED"}, result)
+error = (effector_world(ob, "B2") - target.location).length
+checks.check("Live chain is solved as soon as it is added", error < 1e-3, error)
+
+
+def update() -> None:
+    bpy.context.view_layer.update()
+
+
+# ---- costs nothing when nothing the chain depends on changed
+update()
+runtime.stats.clear()
+bystander.location.x += 1.0
+update()
+checks.check("handler ran for an unrelated edit", runtime.stats["depsgraph_calls"] >= 1, dict(runtime.stats))
+checks.check("... and did not solve", runtime.stats["solves"] == 0, dict(runtime.stats))
+
+# ---- a moved target re-solves exactly once, and the write does not loop
+runtime.stats.clear()
+target.location = (-0.5, 1.2, 1.5)
+update()
+solves_after_move = runtime.stats["solves"]
+for _ in range(5):
+    update()
+checks.check("moving the target solved once", solves_after_move == 1, dict(runtime.stats))
+checks.check("no further solves from our own writes", runtime.stats["solves"] == 1, dict(runtime.stats))
+checks.check("handler calls stay bounded", runtime.stats["depsgraph_calls"] <= 3, dict(runtime.stats))
+error = (effector_world(ob, "B2") - target.location).length
+checks.check("Live chain follows the moved target", error < 1e-3, error)
+checks.check(
+    "status says converged",
+    chain.status_converged and chain.status_message == "",
+    (chain.status_converged, chain.status_message),
+)
+
+# A parent moving the target (a parented target) counts as a change too.
+carrier = empty("Carrier", (0, 0, 0))
+target.parent = carrier
+update()
+runtime.stats.clear()
+carrier.location = (0.2, -0.3, 0.1)
+update()
+error = (effector_world(ob, "B2") - target.matrix_world.translation).length
+checks.check(
+    "moving the target's parent re-solves", runtime.stats["solves"] == 1 and error < 1e-3, (dict(runtime.stats), error)
+)
+
+# ---- a changed setting re-solves; Manual and disabled chains do not follow
+runtime.stats.clear()
+chain.iterations = 80
+update()
+checks.check("changing a setting re-solves", runtime.stats["solves"] == 1, dict(runtime.stats))
+for mode, enabled in (("MANUAL", True), ("LIVE", False)):
+    chain.mode, chain.enabled = mode, enabled
+    update()
+    before = effector_world(ob, "B2")
+    runtime.stats.clear()
+    carrier.location.x += 0.3
+    update()
+    moved = (effector_world(ob, "B2") - before).length
+    checks.check(
+        f"{mode.lower()}{'' if enabled else ' disabled'} chain ignores a moved target",
+        runtime.stats["solves"] == 0 and moved < 1e-9,
+        (dict(runtime.stats), moved),
+    )
+chain.mode, chain.enabled = "LIVE", True
+update()
+
+# ---- a failing live solve never raises, reports once, keeps the pose
+pose_before = [tuple(pb.rotation_quaternion) for pb in ob.pose.bones]
+chain.target_bone = "NoSuchBone"
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    for _ in range(3):
+        carrier.location.z += 0.1
+        update()
+printed = [line for line in out.getvalue().splitlines() if "NoSuchBone" in line]
+checks.check("failure printed once", len(printed) == 1, printed)
+checks.check("failure stored on the chain for the panel", "NoSuchBone" in chain.status_message, chain.status_message)
+checks.check("pose left as it was", [tuple(pb.rotation_quaternion) for pb in ob.pose.bones] == pose_before, "")
+chain.target_bone = ""
+update()
+error = (effector_world(ob, "B2") - target.matrix_world.translation).length
+checks.check(
+    "fixing the target clears the failure", chain.status_message == "" and error < 1e-3, (chain.status_message, error)
+)
+
+# ---- per frame: frame_set shows the solved pose, from rest (order of frames does not matter)
+target.parent = None
+target.animation_data_clear()
+path = {1: (1.5, 0.0, 1.0), 10: (0.0, 1.5, 2.0), 20: (-1.2, 0.0, 2.2)}
+for frame, location in path.items():
+    target.location = location
+    target.keyframe_insert("location", frame=frame)
+chain.mode = "PER_FRAME"
+runtime.stats.clear()
+errors, poses = {}, {}
+for frame in (1, 5, 10, 15, 20, 12, 3):
+    scene.frame_set(frame)
+    errors[frame] = (effector_world(ob, "B2") - target.matrix_world.translation).length
+    checks.near(f"per-frame: frame {frame} shows the pose the solve reported", errors[frame], chain.status_error, 1e-6)
+    poses.setdefault(frame, []).append(np.array([tuple(pb.rotation_quaternion) for pb in ob.pose.bones]))
+checks.check("per-frame: every frame_set reaches the target", max(errors.values()) < 1e-3, errors)
+checks.check("per-frame handler ran on frame changes", runtime.stats["frame_calls"] >= 7, dict(runtime.stats))
+scene.frame_set(10)
+again = np.array([tuple(pb.rotation_quaternion) for pb in ob.pose.bones])
+checks.check("per-frame result does not depend on the previous frame", np.allclose(again, poses[10][0], atol=1e-9), "")
+
+# ---- handlers: once each, persistent, survive loading a file
+ours = [getattr(bpy.app.handlers, name) for name, _ in handlers._HANDLERS]
+counts = {
+    name: sum(1 for f in getattr(bpy.app.handlers, name) if f.__module__ == handlers.__name__)
+    for name, _ in handlers._HANDLERS
+}
+checks.check(
+    "each handler registered exactly once",
+    all(c >= 1 for c in counts.values()) and counts["depsgraph_update_post"] == 1 and counts["frame_change_post"] == 1,
+    counts,
+)
+blend = workdir / "live.blend"
+chain.mode = "LIVE"
+bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+bpy.ops.wm.read_homefile(use_empty=True)
+bpy.ops.wm.open_mainfile(filepath=str(blend))
+counts_after = {
+    name: sum(1 for f in getattr(bpy.app.handlers, name) if f.__module__ == handlers.__name__)
+    for name, _ in handlers._HANDLERS
+}
+checks.check("handlers survive loading files", counts_after == counts, counts_after)
+ob, target = bpy.data.objects["Arm"], bpy.data.objects["Target"]
+target.animation_data_clear()
+runtime.stats.clear()
+target.location = (0.3, -1.2, 1.8)
+update()
+error = (effector_world(ob, "B2") - target.location).length
+checks.check(
+    "live chain in the loaded file follows its target",
+    runtime.stats["solves"] >= 1 and error < 1e-3,
+    (dict(runtime.stats), error),
+)
+
+# ---- an animation render shows the per-frame pose
+scene = bpy.context.scene
+ob.quat_ik.chains[0].mode = "PER_FRAME"
+target.location = (1.5, 0.0, 0.8)
+target.keyframe_insert("location", frame=1)
+target.location = (-1.5, 0.0, 0.8)
+target.keyframe_insert("location", frame=3)
+bpy.ops.object.mode_set(mode="OBJECT")
+bpy.ops.mesh.primitive_cube_add(size=0.4)
+cube = bpy.context.object
+cube.parent, cube.parent_type, cube.parent_bone = ob, "BONE", "B2"
+camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+scene.collection.objects.link(camera)
+camera.data.type, camera.data.ortho_scale = "ORTHO", 7.0
+camera.location, camera.rotation_euler = (0, -10, 1.5), (1.5708, 0, 0)
+scene.camera = camera
+scene.render.engine = "BLENDER_WORKBENCH"
+scene.render.resolution_x = scene.render.resolution_y = 48
+scene.render.resolution_percentage = 100
+scene.frame_start, scene.frame_end = 1, 3
+scene.render.filepath = str(workdir / "render_")
+scene.render.image_settings.file_format = "PNG"
+bpy.ops.render.render(animation=True)
+centroids = []
+for frame in (1, 2, 3):
+    image = bpy.data.images.load(str(workdir / f"render_{frame:04d}.png"))
+    pixels = np.array(image.pixels[:]).reshape(48, 48, 4)[..., :3].mean(axis=2)
+    columns = np.nonzero(pixels > pixels.mean() + 0.2)[1]
+    centroids.append(float(columns.mean()) if columns.size else float("nan"))
+checks.check(
+    "rendered frames follow the moving target (tip swings across)",
+    centroids[0] > centroids[1] + 5 > centroids[2] + 10,
+    centroids,
+)
+
+# ---- disabling removes the handlers; enabling puts them back once
+package = addon()
+package.unregister()
+left = [
+    f for name, _ in handlers._HANDLERS for f in getattr(bpy.app.handlers, name) if f.__module__ == handlers.__name__
+]
+checks.check("disabling removes every handler", not left, left)
+package.register()
+counts = {
+    name: sum(1 for f in getattr(bpy.app.handlers, name) if f.__module__ == handlers.__name__)
+    for name, _ in handlers._HANDLERS
+}
+checks.check(
+    "re-enabling adds each handler once",
+    counts["depsgraph_update_post"] == 1 and counts["frame_change_post"] == 1,
+    counts,
+)
+
+checks.close()

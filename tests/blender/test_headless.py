@@ -1,0 +1,78 @@
+"""Headless use, as documented in docs/headless.md:
+
+* ``python -m quat_ik_addon bake FILE --chain NAME --frames A-B -o OUT`` with only the bpy module;
+* ``blender --background FILE --python-expr "import bpy; bpy.ops.quat_ik.bake(...)"`` (the
+  real binary, Debian's Blender 3.4, with the add-on installed and enabled in its preferences).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import BLENDER_BINARY, BOOTSTRAP, REPO_ROOT, SUCCESS_MARKER, run_in_bpy
+
+SESSIONS = Path(__file__).resolve().parent / "sessions"
+
+
+def _run(command: list[str], workdir: Path, user: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "BLENDER_USER_RESOURCES": str(user), "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.bpy
+def test_python_module_command_line(run_session, extension_zip: Path, tmp_path: Path) -> None:
+    run_session("smoke.py")  # writes tmp_path/smoke.blend with one Manual chain 'B2'
+    blend, out = tmp_path / "smoke.blend", tmp_path / "out.blend"
+    user = tmp_path / "cli_user"
+    command = [sys.executable, "-m", "quat_ik_addon", "bake", str(blend), "--chain", "B2", "--frames", "3-12"]
+    done = _run([*command, "-o", str(out)], tmp_path, user)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert out.is_file()
+    run_in_bpy(
+        SESSIONS / "verify_bake.py", tmp_path, out, "Arm", "B2", "3", "12", workdir=tmp_path, addon_zip=extension_zip
+    ).check()
+
+    failed = _run([*command[:-4], "--chain", "Leg", "-o", str(tmp_path / "never.blend")], tmp_path, user)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "No chain 'Leg'" in failed.stderr
+    assert not (tmp_path / "never.blend").exists()
+
+
+@pytest.mark.blender_binary
+def test_blender_binary_python_expr(extension_zip: Path, tmp_path: Path) -> None:
+    if not BLENDER_BINARY.is_file():
+        pytest.skip(f"{BLENDER_BINARY} not installed")
+    user = tmp_path / "user"
+    setup = [str(BLENDER_BINARY), "--background", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--"]
+    setup += ["--install", str(extension_zip), str(SESSIONS / "smoke.py"), str(tmp_path), "--save-userpref"]
+    done = _run(setup, tmp_path, user)
+    assert done.returncode == 0 and SUCCESS_MARKER in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+
+    expression = (
+        "import bpy; bpy.ops.quat_ik.bake(chain_name='B2', frame_start=2, frame_end=9); "
+        "bpy.ops.wm.save_as_mainfile(filepath=bpy.path.abspath('//expr.blend'))"
+    )
+    blend = tmp_path / "smoke.blend"
+    command = [str(BLENDER_BINARY), "--background", str(blend), "--python-exit-code", "1", "--python-expr", expression]
+    done = _run(command, tmp_path, user)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    verify = [str(BLENDER_BINARY), "--background", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--"]
+    verify += [str(SESSIONS / "verify_bake.py"), str(tmp_path), str(tmp_path / "expr.blend"), "Arm", "B2", "2", "9"]
+    done = _run(verify, tmp_path, user)
+    assert done.returncode == 0 and SUCCESS_MARKER in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+@pytest.mark.blender_binary
+def test_blender34_smoke(extension_zip: Path, tmp_path: Path) -> None:
+    """The main path in Debian's Blender 3.4 (legacy add-on, Action.fcurves, Bone.select)."""
+    if not BLENDER_BINARY.is_file():
+        pytest.skip(f"{BLENDER_BINARY} not installed")
+    from tests.helpers import run_in_blender_binary
+
+    result = run_in_blender_binary(SESSIONS / "smoke.py", tmp_path, workdir=tmp_path, addon_zip=extension_zip).check()
+    assert "0 failed" in result.stdout
