@@ -1,19 +1,18 @@
 """Solving the frames of a shot so the result follows the motion.
 
-Each frame starts from the previous frame's answer (warm start), and its restarts prefer the
-solution nearest that answer, so the chain stays on one solution branch instead of popping
-between branches as a solver that starts from rest every frame does.
+All frames are first solved together in one batch, each from the shot's start pose. Where
+that answer is continuous it is already what following the motion gives; where it pops (a
+frame jumps further than twice the motion beside it, because that frame's solve landed on
+another solution branch) the frames from the pop on are solved again one by one, each warm
+from the frame before with restarts that prefer the nearest solution, until they rejoin the
+batch answer. Where the branch being followed ends at a joint limit, the new branch is
+carried backwards until it meets the old one or reaches the first frame.
 
-Frames are cut into blocks solved side by side: every block's first frame is solved first,
-then all blocks step forward one frame at a time together, so one batched call serves many
-frames. A seam between blocks is accepted when its jump is no larger than twice the motion
-on either side of it; a block whose seam jumps is solved again, warm from the end of the
-block before it, until every seam is smooth (in the worst case this is frame by frame).
+The batch pass makes a continuous shot cost one batched solve; a shot whose batch answer
+pops costs a single-frame solve per frame from the first pop until the answers agree again.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -26,44 +25,84 @@ from .solve import pose_distance, solve
 
 Array = NDArray[np.float64]
 
-SEAM_SLACK = 1e-6  # radians: jumps this small count as smooth however still the neighbours are
+# Radians: a jump this small is invisible and counts as smooth however still the neighbours
+# are (a redundant chain's batch answers differ by this much without changing branch).
+JUMP_SLACK = 1e-3
 
 
-def _solve_blocks(
-    chain: Chain,
-    goals: Goals,
-    blocks: list[int],
-    block_length: int,
-    first_poses: Array,
-    rotations: Array,
-    iterations: Array,
-    restarts: Array,
-    settings: SolveSettings,
-    preferred: Array | None,
-) -> None:
-    """Solve the listed blocks in lock step, each warm from the given pose for its first frame."""
-    starts = np.array(blocks) * block_length
-    previous = first_poses
-    for offset in range(block_length):
-        frames = starts + offset
-        inside = frames < goals.count
-        if not np.any(inside):
-            break
-        frames = frames[inside]
-        previous = previous[inside]
+class _Frames:
+    """The shot being solved: poses per frame and the bookkeeping a single-frame solve adds."""
+
+    def __init__(self, chain: Chain, goals: Goals, settings: SolveSettings, preferred: Array | None):
+        self.chain, self.goals, self.settings, self.preferred = chain, goals, settings, preferred
+        self.rotations = np.zeros((goals.count, chain.n_bones, 4))
+        self.iterations = np.zeros(goals.count, dtype=np.int64)
+        self.restarts = np.zeros(goals.count, dtype=np.int64)
+
+    def solve_from(self, frame: int, previous: Array) -> tuple[Array, bool]:
+        """Frame ``frame`` solved warm from ``previous``; returns the pose and whether it met its goal."""
         result = solve(
-            chain,
-            goals.take(frames),
+            self.chain,
+            self.goals.take(np.array([frame])),
             start_rotations=previous,
             reference_rotations=previous,
-            preferred_rotations=preferred,
-            settings=settings,
+            preferred_rotations=self.preferred,
+            settings=self.settings,
         )
-        rotations[frames] = result.rotations
-        iterations[frames] += result.iterations
-        restarts[frames] += result.restarts
-        starts = starts[inside]
-        previous = result.rotations
+        self.iterations[frame] += result.iterations[0]
+        self.restarts[frame] += result.restarts[0]
+        return result.rotations[0], bool(result.converged[0])
+
+    def motion(self, frame: int) -> float:
+        """The larger per-frame motion just before and just after ``frame``'s step."""
+        rotations, count = self.rotations, len(self.rotations)
+        before = pose_distance(rotations[frame - 2], rotations[frame - 1]) if frame >= 2 else 0.0
+        after = pose_distance(rotations[frame], rotations[frame + 1]) if frame + 1 < count else 0.0
+        return float(max(before, after))
+
+    def pops(self, frame: int) -> bool:
+        """Does the pose jump into ``frame`` by more than twice the motion beside it?"""
+        jump = pose_distance(self.rotations[frame - 1], self.rotations[frame])
+        return bool(jump > 2.0 * self.motion(frame) + JUMP_SLACK)
+
+
+def _follow_forward(frames: _Frames, frame: int) -> int:
+    """Re-solve from a pop at ``frame`` warm, frame by frame, until rejoining the batch answer.
+
+    Returns the first frame not re-solved.
+    """
+    previous = frames.rotations[frame - 1]
+    while frame < len(frames.rotations):
+        pose, _ = frames.solve_from(frame, previous)
+        # Only an answer that is the batch's own (not merely near it: a redundant chain has
+        # near answers on other branches) lets the batch take over again.
+        rejoined = pose_distance(pose, frames.rotations[frame]) <= JUMP_SLACK
+        frames.rotations[frame] = pose
+        previous = pose
+        frame += 1
+        if rejoined:
+            break
+    return frame
+
+
+def _carry_backwards(frames: _Frames, frame: int) -> None:
+    """Where the followed branch ends (a joint limit cuts it off) the pose must jump to
+    another branch. Carry the new branch backwards until it meets the old one or reaches the
+    first frame: the jump disappears whenever the new branch reaches back that far.
+    """
+    carried = {}
+    previous = frames.rotations[frame]
+    motion = pose_distance(previous, frames.rotations[min(frame + 1, len(frames.rotations) - 1)])
+    for earlier in range(frame - 1, -1, -1):
+        pose, met = frames.solve_from(earlier, previous)
+        if not met:
+            return  # the new branch ends going back too: keep the jump
+        carried[earlier] = pose
+        previous = pose
+        if pose_distance(pose, frames.rotations[earlier]) <= 2.0 * motion + JUMP_SLACK:
+            break
+    for earlier, pose in carried.items():
+        frames.rotations[earlier] = pose
 
 
 def solve_sequence(
@@ -72,119 +111,46 @@ def solve_sequence(
     *,
     start_rotations: ArrayLike | None = None,
     settings: SolveSettings | None = None,
-    block_length: int | None = None,
     preferred_rotations: ArrayLike | None = None,
 ) -> SolveResult:
-    """Solve F frames (goals in frame order) with continuity; the first frame starts from
-    ``start_rotations`` ((n, 4), e.g. the pose before the shot) or rest.
+    """Solve F frames (goals in frame order) so the pose follows the motion.
 
-    ``settings.rest_pull`` draws redundant chains toward ``preferred_rotations`` ((n, 4), rest
-    by default) in the null space of the goals, which keeps them from drifting into dead ends.
+    ``start_rotations`` ((n, 4), e.g. the pose before the shot, else rest) starts every frame
+    of the batch pass. ``settings.rest_pull`` draws redundant chains toward
+    ``preferred_rotations`` ((n, 4), rest by default) in the null space of the goals.
     """
     settings = settings or SolveSettings()
     goals = Goals.of(targets)
-    frames = goals.count
-    block_length = block_length or max(4, int(np.ceil(np.sqrt(frames))))
-    block_count = int(np.ceil(frames / block_length))
-    first = initial_poses(chain, start_rotations, 1)[0]
+    start = initial_poses(chain, start_rotations, 1)[0]
     preferred = initial_poses(chain, preferred_rotations, 1)[0] if settings.rest_pull > 0.0 else None
-    rotations = np.zeros((frames, chain.n_bones, 4))
-    iterations = np.zeros(frames, dtype=np.int64)
-    restarts = np.zeros(frames, dtype=np.int64)
+    frames = _Frames(chain, goals, settings, preferred)
 
-    # Every block's first frame from the shot's start pose: a common, unbiased guess.
-    _solve_blocks(
-        chain,
-        goals,
-        list(range(block_count)),
-        block_length,
-        np.repeat(first[None], block_count, axis=0),
-        rotations,
-        iterations,
-        restarts,
-        settings,
-        preferred,
-    )
-    checked_from = 1
-    while checked_from < block_count:
-        rough = _rough_seams(rotations, block_length, block_count, checked_from)
-        if not rough:
-            break
-        # Redo the first rough block from its predecessor's end, and every later rough block
-        # alongside it (their predecessors may still change, so seams after are rechecked).
-        _solve_blocks(
+    batch = solve(chain, goals, start_rotations=start, preferred_rotations=preferred, settings=settings)
+    frames.rotations[:] = batch.rotations
+    frames.iterations += batch.iterations
+    frames.restarts += batch.restarts
+
+    if goals.count > 1:
+        # Each frame again, warm from the batch answer of the frame before (a second batch):
+        # where the batch answer moves much further than this warm step, it changed branch.
+        # This catches a branch change spread over several frames too, which comparing a
+        # frame's jump with its neighbours' would not.
+        warm = solve(
             chain,
-            goals,
-            rough,
-            block_length,
-            rotations[np.array(rough) * block_length - 1],
-            rotations,
-            iterations,
-            restarts,
-            replace(settings, seed=settings.seed + rough[0]),
-            preferred,
+            goals.take(np.arange(1, goals.count)),
+            start_rotations=batch.rotations[:-1],
+            reference_rotations=batch.rotations[:-1],
+            preferred_rotations=preferred,
+            settings=settings,
         )
-        checked_from = rough[0] + 1
-    _repair_jumps_backwards(chain, goals, rotations, iterations, settings, preferred)
-    return finish_result(chain, goals, rotations, iterations, settings, restarts)
-
-
-def _is_jump(rotations: Array, frame: int) -> bool:
-    """Does the pose jump into ``frame`` by more than twice the motion on either side?"""
-    jump = pose_distance(rotations[frame - 1], rotations[frame])
-    before = pose_distance(rotations[frame - 2], rotations[frame - 1]) if frame >= 2 else 0.0
-    after = pose_distance(rotations[frame], rotations[frame + 1]) if frame + 1 < len(rotations) else 0.0
-    return bool(jump > 2.0 * max(before, after) + SEAM_SLACK)
-
-
-def _repair_jumps_backwards(
-    chain: Chain, goals: Goals, rotations: Array, iterations: Array, settings: SolveSettings, preferred: Array | None
-) -> None:
-    """Where the branch the frames were following ends (a joint limit cuts it off) the pose
-    must jump to another branch. Carry the new branch backwards, frame by frame, until it
-    meets the old one or reaches the first frame: the jump disappears whenever the new branch
-    reaches back that far, which it does when the motion itself was continuous.
-    """
-    frame = 1
-    while frame < goals.count:
-        if not _is_jump(rotations, frame):
-            frame += 1
-            continue
-        carried = {}
-        previous = rotations[frame]
-        motion = pose_distance(rotations[frame], rotations[min(frame + 1, goals.count - 1)])
-        for earlier in range(frame - 1, -1, -1):
-            result = solve(
-                chain,
-                goals.take(np.array([earlier])),
-                start_rotations=previous,
-                reference_rotations=previous,
-                preferred_rotations=preferred,
-                settings=settings,
-            )
-            iterations[earlier] += result.iterations[0]
-            if not result.converged[0]:
-                carried = {}  # the new branch ends going back too: keep the jump
-                break
-            carried[earlier] = result.rotations[0]
-            met_old = pose_distance(result.rotations[0], rotations[earlier]) <= 2.0 * motion + SEAM_SLACK
-            previous = result.rotations[0]
-            if met_old:
-                break
-        for earlier, pose in carried.items():
-            rotations[earlier] = pose
-        frame += 1
-
-
-def _rough_seams(rotations: Array, block_length: int, block_count: int, first_block: int) -> list[int]:
-    """Blocks from ``first_block`` on whose first frame jumps more than twice the motion beside it."""
-    rough = []
-    frames = len(rotations)
-    for block in range(first_block, block_count):
-        seam = block * block_length
-        jump = pose_distance(rotations[seam - 1], rotations[seam])
-        before = pose_distance(rotations[seam - 2], rotations[seam - 1]) if seam >= 2 else 0.0
-        after = pose_distance(rotations[seam], rotations[seam + 1]) if seam + 1 < frames else 0.0
-        if jump > 2.0 * max(before, after) + SEAM_SLACK:
-            rough.append(block)
-    return rough
+        batch_step = pose_distance(batch.rotations[1:], batch.rotations[:-1])
+        warm_step = pose_distance(warm.rotations, batch.rotations[:-1])
+        changed_branch = np.nonzero(batch_step > 2.0 * warm_step + JUMP_SLACK)[0] + 1
+        frame = 1
+        for pop in changed_branch:
+            if pop >= frame:
+                frame = _follow_forward(frames, int(pop))
+    for frame in range(1, goals.count):
+        if frames.pops(frame):
+            _carry_backwards(frames, frame)
+    return finish_result(chain, goals, frames.rotations, frames.iterations, settings, frames.restarts)
