@@ -140,16 +140,19 @@ class Bake:
         if destination == "ACTIVE_ACTION" and anim.action is not None:
             return anim.action
         action = self._new_action()
-        if destination == "NLA":
-            track = anim.nla_tracks.new()
-            track.name = "Quat IK Bake"
-            compat.new_nla_strip(ob, track, action.name, self.settings.frame_start, action)
-        else:
+        if destination != "NLA":  # the NLA strip comes after the keys: see _add_nla_strip
             previous = anim.action
             if previous is not None and not previous.use_fake_user:
                 previous.use_fake_user = True  # replaced, not lost: it stays in the file
             compat.assign_action(ob, action)
         return action
+
+    def _add_nla_strip(self, action) -> None:
+        """A new track playing ``action``; made once the keys are in, because a strip takes its
+        frame range from its action when created (from an empty action: one frame)."""
+        track = self.ob.animation_data.nla_tracks.new()
+        track.name = "Quat IK Bake"
+        compat.new_nla_strip(self.ob, track, action.name, self.settings.frame_start, action)
 
     def _new_action(self):
         return bpy.data.actions.new(f"{self.ob.name}_QuatIK")
@@ -205,6 +208,8 @@ class Bake:
         keys = keyframes.write_channels(
             action, self.ob, channels, frame_range=frame_range, interpolation=settings.interpolation
         )
+        if settings.destination == "NLA":
+            self._add_nla_strip(action)
         warnings = []
         converged, max_error = 0, 0.0
         for chain, solution in zip(self.chains, self.solutions, strict=True):

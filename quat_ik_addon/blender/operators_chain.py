@@ -25,19 +25,14 @@ def _armature_with_chains_poll(cls, context) -> bool:
 
 
 def _solver_settings_layout(layout, data) -> None:
-    from . import solve_adapter
-
-    caps = solve_adapter.capabilities()
     col = layout.column(align=True)
     col.prop(data, "iterations")
     col.prop(data, "tolerance")
     col = layout.column()
     col.prop(data, "sweep_order")
     col.prop(data, "clamp_mode")
-    if "method" in caps:
-        col.prop(data, "method")
-    if "restarts" in caps:
-        col.prop(data, "restarts")
+    col.prop(data, "method")
+    col.prop(data, "restarts")
     if "learned_start" in caps:
         row = col.row(align=True)
         row.prop(data, "use_learned_start")
@@ -125,7 +120,6 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
         return context.window_manager.invoke_props_dialog(self, width=360)
 
     def draw(self, context):
-        from . import solve_adapter
 
         layout = self.layout
         layout.use_property_split = True
@@ -138,13 +132,12 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
         target = bpy.data.objects.get(self.target)
         if target is not None and target.type == "ARMATURE":
             layout.prop_search(self, "target_bone", target.data, "bones")
-        if "orientation" in solve_adapter.capabilities():
-            layout.prop(self, "orientation_mode")
-            if self.orientation_mode == "OBJECT":
-                layout.prop_search(self, "orientation_target", bpy.data, "objects")
-                orientation = bpy.data.objects.get(self.orientation_target)
-                if orientation is not None and orientation.type == "ARMATURE":
-                    layout.prop_search(self, "orientation_bone", orientation.data, "bones")
+        layout.prop(self, "orientation_mode")
+        if self.orientation_mode == "OBJECT":
+            layout.prop_search(self, "orientation_target", bpy.data, "objects")
+            orientation = bpy.data.objects.get(self.orientation_target)
+            if orientation is not None and orientation.type == "ARMATURE":
+                layout.prop_search(self, "orientation_bone", orientation.data, "bones")
         layout.prop(self, "mode")
         _solver_settings_layout(layout, self)
 
@@ -363,11 +356,6 @@ class QUATIK_OT_learn_start_poses(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        from . import solve_adapter
-
-        if "learned_start" not in solve_adapter.capabilities():
-            compat.poll_message(cls, "This solver version has no learned start poses")
-            return False
         return _armature_with_chains_poll(cls, context)
 
     def execute(self, context):

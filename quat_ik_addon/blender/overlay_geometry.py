@@ -166,21 +166,22 @@ def limit_contact(
     it is rotated at all by more than ``tolerance``.
     """
     solver = _solver(limit)
-    q = quat.normalize(np.asarray(pose_rotation, dtype=np.float64).reshape(4))
-    violation = float(solver.violation(q))
+    q = quat.normalize(np.asarray(pose_rotation, dtype=np.float64).reshape(1, 4))  # the solver works on batches
+    violation = float(solver.violation(q)[0])
     if isinstance(solver, BallJoint):
-        direction, twist = quat.swing_twist_y(q)
+        directions, twists = quat.swing_twist_y(q)
         swing_hit = False
         if solver.reach is not None:
-            pushed = _pushed_directions(direction, tolerance)
-            swing_hit = bool(solver.reach.angle_outside(direction) > tolerance) or not bool(
+            pushed = _pushed_directions(directions[0], tolerance)
+            swing_hit = bool(solver.reach.angle_outside(directions)[0] > tolerance) or not bool(
                 np.all(solver.reach.contains(pushed, 0.0))
             )
-        twist_hit = _range_hit(solver.twist_range, float(twist), tolerance)
+        twist_hit = _range_hit(solver.twist_range, float(twists[0]), tolerance)
         return LimitContact(swing=swing_hit, twist=twist_hit, violation=violation)
     if isinstance(solver, HingeJoint):
-        off_axis = float(quat.angle_between(q, quat.from_axis_angle(solver.axis, solver.angle(q)))) > tolerance
-        hit = off_axis or _range_hit(solver.angle_range, float(solver.angle(q)), tolerance)
+        angle = solver.angle(q)
+        off_axis = float(quat.angle_between(q, quat.from_axis_angle(solver.axis, angle))[0]) > tolerance
+        hit = off_axis or _range_hit(solver.angle_range, float(angle[0]), tolerance)
         return LimitContact(hinge=hit, violation=violation)
     if isinstance(solver, FixedJoint):
         return LimitContact(swing=violation > tolerance, violation=violation)
@@ -273,16 +274,16 @@ def hinge_mesh(hinge: HingeJoint, radius: float, segments: int = 48, color_role:
     axis = hinge.axis
     across = _Y - float(_Y @ axis) * axis
     reference = _Y if np.linalg.norm(across) > 0.05 else _unit(_Z - float(_Z @ axis) * axis)
-    low, high = (-math.pi, math.pi) if hinge.angle_range is None else (hinge.angle_range.minimum, hinge.angle_range.maximum)
+    low, high = (
+        (-math.pi, math.pi) if hinge.angle_range is None else (hinge.angle_range.minimum, hinge.angle_range.maximum)
+    )
     angles = _range_samples(low, high, segments)
     fan = quat.rotate(quat.from_axis_angle(axis, angles), reference) * radius
     vertices = np.concatenate((np.zeros((1, 3)), fan, [radius * axis, -radius * axis]))
     count = len(angles)
     ring = np.arange(1, count + 1)
     triangles = np.stack((np.zeros(count - 1), ring[:-1], ring[1:]), axis=1)
-    lines = np.concatenate(
-        (np.stack((ring[:-1], ring[1:]), axis=1), [[0, 1], [0, count], [count + 1, count + 2]])
-    )
+    lines = np.concatenate((np.stack((ring[:-1], ring[1:]), axis=1), [[0, 1], [0, count], [count + 1, count + 2]]))
     return OverlayMesh(
         vertices.astype(np.float32),
         triangles=triangles.astype(np.int32),

@@ -87,13 +87,7 @@ class QUATIK_PT_chain_orientation(_QuatIKPanel, bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        from . import solve_adapter
-
-        return (
-            super().poll(context)
-            and properties.active_chain(context.object) is not None
-            and "orientation" in solve_adapter.capabilities()
-        )
+        return super().poll(context) and properties.active_chain(context.object) is not None
 
     def draw(self, context):
         layout = self.layout
@@ -141,7 +135,6 @@ class QUATIK_PT_chain_status(_QuatIKPanel, bpy.types.Panel):
         return super().poll(context) and properties.active_chain(context.object) is not None
 
     def draw(self, context):
-        from . import solve_adapter
 
         layout = self.layout
         chain = properties.active_chain(context.object)
@@ -161,8 +154,7 @@ class QUATIK_PT_chain_status(_QuatIKPanel, bpy.types.Panel):
         error = bpy.utils.units.to_string(unit.system, "LENGTH", chain.status_error, precision=4)
         col.label(text=f"Error: {error}")
         col.label(text=f"Sweeps: {chain.status_iterations}")
-        if "restarts" in solve_adapter.capabilities():
-            col.label(text=f"Restarts: {chain.status_restarts}")
+        col.label(text=f"Restarts: {chain.status_restarts}")
 
 
 def _wrap(text: str, width: int) -> list[str]:

@@ -30,7 +30,7 @@ def rig_and_options(ob, chain) -> tuple[rig_reader.ChainRig, solve_adapter.Solve
     """The chain's rig and solver options (with its learned start poses when it uses them)."""
     rig = rig_reader.read_chain_rig(ob, chain)
     learned = None
-    if chain.use_learned_start and "learned_start" in solve_adapter.capabilities():
+    if chain.use_learned_start:
         learned, why_not = learned_store.load(chain, rig)
         if why_not:
             rig = dataclasses.replace(rig, warnings=(*rig.warnings, why_not))

@@ -57,7 +57,7 @@ ORIENTATION_MODES = (
 METHODS = (
     ("CCD", "CCD", "Cyclic coordinate descent (Blow 2002)"),
     ("DLS", "DLS", "Damped least squares"),
-    ("COMBINED", "Combined", "CCD, then damped least squares to polish"),
+    ("COMBINED", "Combined", "Damped least squares, then CCD to finish what it leaves at a limit"),
 )
 
 _changed = runtime.on_setting_changed
@@ -166,7 +166,9 @@ class QuatIKChain(bpy.types.PropertyGroup):
         description="Start from precomputed poses near the target instead of the current pose",
         update=_changed,
     )
-    method: EnumProperty(name="Method", description="Solver algorithm", items=METHODS, update=_changed)
+    method: EnumProperty(
+        name="Method", description="Solver algorithm", items=METHODS, default="COMBINED", update=_changed
+    )
 
     # Written by solves; no update callback (writing them is not a settings change).
     status_solved: BoolProperty(name="Solved", description="The chain has been solved at least once")

@@ -9,7 +9,6 @@ import pytest
 
 from quat_ik_addon.blender.keyframes import simplify
 from quat_ik_addon.blender.locks import EULER_ORDERS, LockedEulerJoint, euler_to_quaternion, quaternion_to_euler
-from quat_ik_addon.blender.solve_adapter import pops
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.limits import FreeJoint
 
@@ -54,13 +53,3 @@ def test_simplify_keeps_ends_corners_and_stays_within_tolerance() -> None:
         rebuilt = np.interp(frames, frames[keep], values[keep, channel])
         assert np.max(np.abs(rebuilt - values[:, channel])) <= 0.01 + 1e-12
     assert list(simplify(frames, np.zeros((101, 4)), 1e-6)) == [0, 100]
-
-
-def test_pops_flag_branch_switches_not_smooth_motion() -> None:
-    angles = np.linspace(0.0, 1.0, 30)
-    cold = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), angles)[:, None, :]
-    warm = cold[1:].copy()
-    assert len(pops(cold, warm)) == 0
-    popped = cold.copy()
-    popped[15:] = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.full(15, 2.5))[:, None, :]
-    assert list(pops(popped, cold[1:])) == [15]

@@ -5,6 +5,7 @@ argv: WORKDIR
 """
 
 import math
+import time
 
 import bpy
 import numpy as np
@@ -142,30 +143,27 @@ checks.check(
 ob.quat_ik.active_chain_index = 0
 
 # ---- learned start poses: stored on the chain, stale after a limit changes
-if "learned_start" in submodule("solve_adapter").capabilities():
-    import time
-
-    started = time.perf_counter()
-    result = bpy.ops.quat_ik.learn_start_poses()
-    took = time.perf_counter() - started
-    learned_store = submodule("learned_store")
-    checks.check(
-        "learn start poses finished and stored them on the chain",
-        result == {"FINISHED"} and learned_store.KEY in chain,
-        f"{took:.1f} s",
-    )
-    bpy.ops.quat_ik.solve(from_rest=True)
-    checks.check(
-        "a solve with fresh learned poses has no warning about them",
-        "learned" not in chain.status_message,
-        chain.status_message,
-    )
-    l1.hinge_max = radians(120)
-    bpy.ops.quat_ik.solve(from_rest=True)
-    checks.check(
-        "after a limit changes they are stale, and the chain says so",
-        "stale" in chain.status_message,
-        chain.status_message,
-    )
+started = time.perf_counter()
+result = bpy.ops.quat_ik.learn_start_poses()
+took = time.perf_counter() - started
+learned_store = submodule("learned_store")
+checks.check(
+    "learn start poses finished and stored them on the chain",
+    result == {"FINISHED"} and learned_store.KEY in chain,
+    f"{took:.1f} s",
+)
+bpy.ops.quat_ik.solve(from_rest=True)
+checks.check(
+    "a solve with fresh learned poses has no warning about them",
+    "learned" not in chain.status_message,
+    chain.status_message,
+)
+l1.hinge_max = radians(120)
+bpy.ops.quat_ik.solve(from_rest=True)
+checks.check(
+    "after a limit changes they are stale, and the chain says so",
+    "stale" in chain.status_message,
+    chain.status_message,
+)
 
 checks.close()
