@@ -17,8 +17,10 @@ RESULT.npz holds, for every chain C and target set S:
 
 * ``C/S/tips`` (N, 3): the tip bone's tail in armature space after the update;
 * ``C/S/bone_rotations`` (N, n, 4): every pose bone's armature-space rotation (w, x, y, z);
-* ``C/S/seconds`` (N,): wall time of one solve: set the target, ``view_layer.update()``, read
-  the tail (reading the other bones' matrices is outside the timed part);
+* ``C/S/seconds`` (N,): the time of one solve: set the target, ``view_layer.update()``, read
+  the tail (reading the other bones' matrices is outside the timed part). The request's
+  ``"clock"`` says which time: ``"wall"`` (default) or ``"cpu"`` (this process's CPU time,
+  all of Blender's threads);
 * ``C/update_only_seconds`` (K,): the same loop with the IK constraint muted, i.e. the
   depsgraph overhead that every Blender-side solve pays whatever the solver.
 
@@ -30,14 +32,18 @@ so every solve starts from rest, as it does in Blender's normal use.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
 
 # Blender's user folders go to a throwaway place before bpy is imported (BLENDER_NOTES.md).
-os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="quat_ik_bench_blender_"))
+if "BLENDER_USER_RESOURCES" not in os.environ:
+    os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="quat_ik_bench_blender_")
+    atexit.register(shutil.rmtree, os.environ["BLENDER_USER_RESOURCES"], ignore_errors=True)
 
 import bpy  # must follow the environment set-up above
 import numpy as np
@@ -100,6 +106,10 @@ def reset_to_rest(armature: bpy.types.Object) -> None:
         pose_bone.rotation_quaternion = IDENTITY
 
 
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+clock = CLOCKS["wall"]
+
+
 def solve_each(armature: bpy.types.Object, target: bpy.types.Object, targets: np.ndarray) -> dict[str, np.ndarray]:
     """One Blender IK solve per target: tips, per-bone armature-space rotations and times."""
     view_layer = bpy.context.view_layer
@@ -110,11 +120,11 @@ def solve_each(armature: bpy.types.Object, target: bpy.types.Object, targets: np
     seconds = np.zeros(len(targets))
     for row, position in enumerate(targets):
         reset_to_rest(armature)
-        started = time.perf_counter()
+        started = clock()
         target.location = position
         view_layer.update()
         tips[row] = tip.tail
-        seconds[row] = time.perf_counter() - started
+        seconds[row] = clock() - started
         rotations[row] = [tuple(bone.matrix.to_quaternion()) for bone in bones]
     return {"tips": tips, "bone_rotations": rotations, "seconds": seconds}
 
@@ -151,8 +161,10 @@ def run_chain(spec: dict) -> dict[str, np.ndarray]:
 
 
 def main(request_path: str, result_path: str) -> None:
+    global clock
     with open(request_path, encoding="utf-8") as handle:
         request = json.load(handle)
+    clock = CLOCKS[request.get("clock", "wall")]
     results = {"blender_version": np.array(bpy.app.version_string)}
     for spec in request["chains"]:
         results.update(run_chain(spec))

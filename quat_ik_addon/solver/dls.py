@@ -184,10 +184,13 @@ def run_dls(
         # The floor keeps J Jᵀ + λ²I invertible where rows vanish (a direction goal ignores twist
         # about the aim axis); it is far below what slows convergence at 1e-6 × reach.
         damping[rows] = np.clip(damping[rows], 1e-6 * chain.reach, 1e3 * chain.reach)
-        failures[rows] = np.where(better, 0, failures[rows] + 1)
+        # A step that fails, or gains less than stall_ratio of the error, counts towards a
+        # stall: an unreachable goal stops after a few such steps instead of creeping on.
         gain = error[rows] - trial_error
+        slow = ~better | (gain < settings.stall_ratio * error[rows])
+        failures[rows] = np.where(slow, failures[rows] + 1, 0)
         error[accepted] = trial_error[better]
         reached = settings.reached(trial_position, trial_orientation, tolerance) & better
-        stalled = (failures[rows] >= settings.stall_iterations) | (better & (gain < 1e-15 * chain.reach))
+        stalled = failures[rows] >= settings.stall_iterations
         active[rows] = ~reached & ~stalled
     return rotations, iterations

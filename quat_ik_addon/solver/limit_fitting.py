@@ -17,14 +17,14 @@ Given one bone's pose rotations over time (``(T, 4)``, relative to rest, (w, x, 
   2. *Hull.*  Directions are projected gnomonically onto the window plane at ``c``
      (``(d·u, d·v)/(d·c)``; great circles become lines, so a convex polygon there is a convex
      spherical polygon) and the convex hull is taken (Andrew's monotone chain, 1979).
-  3. *Margin.*  Each hull edge's great circle is tilted outward about the edge's midpoint
-     direction ``m`` — inward normal ``n → cos δ'·n + sin δ'·m`` — with
-     ``sin δ' = sin δ / cos(ℓ/2)`` for an edge of arc length ℓ, so that EVERY point of the
-     old edge is at least ``δ = margin_deg`` inside the new one (exactly δ at its ends).
-     The new corners are where consecutive tilted circles meet; circles made redundant by
-     their neighbours drop out (half-plane intersection by polar duality: the tilted
-     half-planes ``p_k·x ≤ 1`` keep exactly the vertices of the hull of the ``p_k``).
-     A safety of 10⁻⁶° is always added so float round-off never leaves a sample outside.
+  3. *Margin.*  The hull is grown to the convex hull of caps of angular radius
+     ``δ = margin_deg`` around its corners — on the plane, the Minkowski sum with a disc;
+     on the sphere it holds every direction within δ of the hull, because a great circle
+     tangent to two caps lies at least δ from the arc between their centres (great circles
+     bow away from the small circles at distance δ).  Each cap is replaced by the regular
+     16-gon circumscribing it, so the margin is δ at least and at most δ/cos(π/16) ≈ 1.02 δ.
+     A safety of 10⁻⁶° is always added (to twist and hinge ranges too) so float round-off
+     never leaves a sample outside.
   4. *Simplification* to at most ``max_vertices`` corners, keeping every sample inside:
      repeatedly remove the edge whose removal adds the least solid angle, extending its
      two neighbours to their intersection (the edge-removal step of minimum-area
@@ -44,7 +44,6 @@ unions.  numpy only; no ``bpy``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -55,14 +54,13 @@ from . import quaternion as quat
 from . import rig_spec as spec
 from .spec_chain import solver_limit
 from .window_frames import window_plane_axes
-from .window_shapes import spherical_polygon_solid_angle, window_solid_angle
+from .window_shapes import convex_hull_2d, spherical_polygon_solid_angle, window_solid_angle
 
 __all__ = [
     "LimitFit",
     "LimitFitError",
     "LimitFitReport",
     "WindowFitReport",
-    "convex_hull_2d",
     "fit_ball_limit",
     "fit_hinge_limit",
     "fit_limit",
@@ -79,6 +77,8 @@ MAX_CORNER_DEG = 88.0
 # An edge whose removal adds no more than this solid angle (sr) is removed whatever max_vertices says.
 _NEGLIGIBLE_SR = 1e-14
 _KMEANS_ITERATIONS = 50
+# Corners of the polygon that stands in for each margin cap.
+_RING = 16
 
 
 class LimitFitError(ValueError):
@@ -112,7 +112,8 @@ class LimitFitReport:
     twist_arc_deg: tuple[float, float] | None = None  # smallest arc of twists; hi may exceed 180 (wraps)
     hinge_axis: tuple[float, float, float] | None = None  # the best-fit hinge axis (also for ball fits)
     hinge_residual_deg: float = math.nan  # largest angle between a sample and the nearest hinge rotation
-    samples_outside: int = 0  # samples the fitted limit would clamp (0 unless something is wrong)
+    samples_outside: int = 0  # samples the fitted limit would clamp (0 unless something is wrong; a hinge
+    # fit does not count moving a sample onto its axis: see hinge_residual_deg)
     notes: tuple[str, ...] = ()
 
     @property
@@ -154,7 +155,7 @@ def fit_limit(
     are no samples or the directions cannot be split into ``max_windows`` windows.
     """
     q = _rotations(rotations)
-    axis, residual = hinge_axis(q)
+    _, residual = hinge_axis(q)
     moved = bool(np.max(quat.angle_between(q, quat.IDENTITY)) > 1e-9)
     if kind == "hinge" or (kind == "auto" and moved and residual <= hinge_tolerance_deg):
         return fit_hinge_limit(
@@ -185,8 +186,9 @@ def fit_ball_limit(
 ) -> LimitFit:
     """Fit a :class:`~.rig_spec.BallLimit`: polygon reach windows around the bone directions
     plus the smallest twist arc, each grown by its margin (module docstring, steps 1–4)."""
-    if max_vertices < 3:
-        raise ValueError(f"max_vertices must be at least 3, got {max_vertices}")
+    if max_vertices < 4:
+        # Edge removal cannot turn a parallelogram into a triangle; 4 corners can always be reached.
+        raise ValueError(f"max_vertices must be at least 4, got {max_vertices}")
     if not 0.0 < hemisphere_deg < MAX_CORNER_DEG:
         raise ValueError(f"hemisphere_deg must be in (0, {MAX_CORNER_DEG:g}), got {hemisphere_deg}")
     q = _rotations(rotations)
@@ -234,7 +236,7 @@ def fit_hinge_limit(rotations: npt.ArrayLike, *, margin_deg: float = 2.0, stiffn
         twist_arc_deg=None,
         hinge_axis=_tuple3(axis),
         hinge_residual_deg=residual,
-        samples_outside=_samples_outside(limit, q, tolerance=max(math.radians(residual), 1e-9) * 1.001),
+        samples_outside=_samples_outside(limit, q, off_axis=quat.angle_between(q, quat.from_axis_angle(axis, angles))),
         notes=tuple(notes),
     )
     return LimitFit(limit, report)
@@ -277,39 +279,6 @@ def smallest_arc(angles: npt.ArrayLike) -> tuple[float, float]:
         return float(wrapped[0]), float(wrapped[-1])
     widest = int(np.argmax(gaps))
     return float(wrapped[widest + 1]), float(wrapped[widest] + 2.0 * np.pi)
-
-
-def convex_hull_2d(points: npt.ArrayLike) -> np.ndarray:
-    """Indices of the convex hull's corners, counter-clockwise, without collinear points.
-
-    Andrew's monotone chain (1979): sort by x then y, build the lower and upper chains,
-    popping every point that does not make a strict left turn.  Fewer than 3 corners
-    come back for collinear or repeated input.
-    """
-    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    order = np.lexsort((pts[:, 1], pts[:, 0]))
-    xs, ys = pts[order, 0].tolist(), pts[order, 1].tolist()
-
-    def chain(indices: Sequence[int]) -> list[int]:
-        kept: list[int] = []
-        for i in indices:
-            while len(kept) >= 2:
-                a, b = kept[-2], kept[-1]
-                turn = (xs[b] - xs[a]) * (ys[i] - ys[a]) - (ys[b] - ys[a]) * (xs[i] - xs[a])
-                if turn > 0.0:
-                    break
-                kept.pop()
-            kept.append(i)
-        return kept
-
-    count = len(xs)
-    if count < 3:
-        unique = sorted({(x, y): i for i, (x, y) in enumerate(zip(xs, ys, strict=True))}.values())
-        return order[np.asarray(unique, dtype=int)]
-    lower = chain(range(count))
-    upper = chain(range(count - 1, -1, -1))
-    hull = lower[:-1] + upper[:-1]
-    return order[np.asarray(hull, dtype=int)]
 
 
 # --------------------------------------------------------------------------- grouping
@@ -440,40 +409,27 @@ def _shoelace(points: np.ndarray) -> float:
 
 
 def _grow(corners: np.ndarray, c: np.ndarray, u: np.ndarray, v: np.ndarray, margin: float) -> np.ndarray:
-    """Tilt each edge's great circle outward (module docstring, step 3); new corners, CCW."""
+    """The hull of caps of angular radius ``margin`` around the corners (module docstring, step 3).
+
+    Each cap is replaced by the spherical regular ``_RING``-gon circumscribing it (edges
+    tangent to the cap: corner radius r with ``tan r = tan margin / cos(π/_RING)``, the
+    right spherical triangle), so the result holds every direction within ``margin`` of the
+    hull.  Returns the new corners on the plane, counter-clockwise.
+    """
     sphere = _to_sphere(corners, c, u, v)
-    following = np.roll(sphere, -1, axis=0)
-    normals = np.cross(sphere, following)
-    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
-    if float(np.sum(normals @ c)) < 0.0:
-        normals = -normals  # inward normals: n·d ≥ 0 inside (c, the plane's origin, is inside)
-    midpoints = sphere + following
-    midpoints /= np.linalg.norm(midpoints, axis=1, keepdims=True)
-    half_length = 0.5 * quat.direction_angle(sphere, following)
-    tilt = np.arcsin(np.minimum(math.sin(margin) / np.cos(half_length), 1.0))
-    tilted = np.cos(tilt)[:, None] * normals + np.sin(tilt)[:, None] * midpoints
-    # Half-plane n'·(c + s u + t v) ≥ 0, i.e. p·(s, t) ≤ 1 with p = −(n'·u, n'·v)/(n'·c); n'·c > 0
-    # because c (the plane's origin) is inside.  Its non-redundant edges are the corners of the
-    # hull of the p's, in the same cyclic order (polar duality).
-    offsets = tilted @ c
-    if float(np.min(offsets)) <= 0.0:
-        raise LimitFitError("the margin pushes a window past its centre's hemisphere; use a smaller margin")
-    dual = -np.stack((tilted @ u, tilted @ v), axis=1) / offsets[:, None]
-    kept = dual[convex_hull_2d(dual)]
-    following_dual = np.roll(kept, -1, axis=0)
-    # Corner between edges k and k+1: solve [p_k; p_k+1] x = [1, 1].
-    det = kept[:, 0] * following_dual[:, 1] - kept[:, 1] * following_dual[:, 0]
-    grown = np.stack((following_dual[:, 1] - kept[:, 1], kept[:, 0] - following_dual[:, 0]), axis=1) / det[:, None]
-    _check_reach(grown)
-    return grown
-
-
-def _check_reach(corners: np.ndarray) -> None:
-    if float(np.max(np.hypot(corners[:, 0], corners[:, 1]))) > math.tan(math.radians(MAX_CORNER_DEG)):
+    first = quat.any_perpendicular(sphere)
+    second = np.cross(sphere, first)
+    radius = math.atan(math.tan(margin) / math.cos(math.pi / _RING))
+    turns = 2.0 * np.pi * np.arange(_RING) / _RING
+    across = np.cos(turns)[None, :, None] * first[:, None, :] + np.sin(turns)[None, :, None] * second[:, None, :]
+    ring = (math.cos(radius) * sphere[:, None, :] + math.sin(radius) * across).reshape(-1, 3)
+    if float(np.min(ring @ c)) <= math.cos(math.radians(MAX_CORNER_DEG)):
         raise LimitFitError(
-            f"a fitted window would reach more than {MAX_CORNER_DEG:g}° from its centre; use a smaller "
+            f"with the margin a window would reach more than {MAX_CORNER_DEG:g}° from its centre; use a smaller "
             "margin or hemisphere_deg (more windows)"
         )
+    points = _to_plane(ring, c, u, v)
+    return points[convex_hull_2d(points)]
 
 
 def _simplify(corners: np.ndarray, c: np.ndarray, u: np.ndarray, v: np.ndarray, max_vertices: int) -> np.ndarray:
@@ -536,9 +492,7 @@ def _simplify(corners: np.ndarray, c: np.ndarray, u: np.ndarray, v: np.ndarray, 
 # --------------------------------------------------------------------------- ranges and checks
 
 
-def _range_from_arc(
-    arc: tuple[float, float], margin: float, what: str, notes: list[str]
-) -> tuple[float, float] | None:
+def _range_from_arc(arc: tuple[float, float], margin: float, what: str, notes: list[str]) -> tuple[float, float] | None:
     """Degrees ``(min, max)`` for the arc grown by ``margin``, or None (free) if it needs ±180 crossed."""
     low, high = arc
     if high - low + 2.0 * margin >= 2.0 * math.pi - 1e-12:
@@ -550,15 +504,20 @@ def _range_from_arc(
             f"which a [min, max] range cannot express; {what} left free"
         )
         return None
-    low_deg = max(math.degrees(low - margin), -180.0)
-    high_deg = min(math.degrees(high + margin), 180.0)
-    # Rounded outward to 1e-6°: readable files, and never a sample outside.
+    # Widened by the safety margin, then rounded outward to 1e-6°: readable files, and never a
+    # sample outside (rounding alone can land a last bit inside: 50 + 1e-14 rounds to 50).
+    low_deg = math.degrees(low - margin) - SAFETY_MARGIN_DEG
+    high_deg = math.degrees(high + margin) + SAFETY_MARGIN_DEG
     return (max(math.floor(low_deg * 1e6) / 1e6, -180.0), min(math.ceil(high_deg * 1e6) / 1e6, 180.0))
 
 
-def _samples_outside(limit: spec.JointLimit, q: np.ndarray, tolerance: float = 1e-9) -> int:
-    """How many samples the solver's version of ``limit`` would move by more than ``tolerance`` rad."""
-    return int(np.count_nonzero(solver_limit(limit).violation(q) > tolerance))
+def _samples_outside(limit: spec.JointLimit, q: np.ndarray, off_axis: np.ndarray | float = 0.0) -> int:
+    """How many samples the solver's version of ``limit`` would move (by more than 10⁻⁹ rad).
+
+    For a hinge, moving a sample onto the axis (``off_axis``, its distance from the nearest
+    hinge rotation, reported as the residual) does not count; only leaving the range does.
+    """
+    return int(np.count_nonzero(solver_limit(limit).violation(q) > np.asarray(off_axis) + 1e-9))
 
 
 def _rotations(rotations: npt.ArrayLike) -> np.ndarray:

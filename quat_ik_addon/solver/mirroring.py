@@ -26,8 +26,10 @@ Everything in a limit then follows from the direction map ``d → C d``:
   ``u' = −C u`` and ``v' = C v`` (for orthogonal ``C``, ``(C a)×(C b) = det C · C(a×b)``),
   so a polygon corner ``[a, b]`` becomes ``[−a, b]``, and an ellipse keeps its half-angles;
 * a hinge about axis ``a`` by ``φ``: ``C R(a, φ) Cᵀ = R(det C · C a, φ) = R(−C a, φ)``,
-  the same range about ``−C a`` (written as ``C a`` with range ``[−b, −a]`` when that keeps
-  the axis's main component's sign, so a knee about +X stays a knee about +X).
+  the same range about ``−C a`` — so a knee about +X stays a knee about +X — except that an
+  axis mostly along the bone (``|a_y| > |(a_x, a_z)|``, e.g. a forearm's twist) is written
+  as ``C a`` with the range ``[−b, −a]``, keeping its sign along the bone.  Both choices
+  depend only on what ``C`` leaves unchanged, so mirroring back restores the same numbers.
 
 numpy only; no ``bpy``.
 """
@@ -81,16 +83,14 @@ def mirror_name(name: str, strip_number: bool = False) -> str:
     ``handRIGHT``); any other name is returned unchanged.
     """
     raw = name.encode("utf-8")
+    if len(raw) < 3:
+        return name  # Blender leaves ".L" and the like alone
     number = b""
-    if len(raw) >= 3 and raw[-1:].isdigit():
+    if raw[-1:].isdigit():
         dot = raw.rfind(b".")
         if dot >= 0 and raw[dot + 1 : dot + 2].isdigit():
             raw, number = raw[:dot], raw[dot:]
-    if strip_number:
-        number = b""
-    if len(name.encode("utf-8")) < 3:
-        return name
-    return (_flip_side(raw) + number).decode("utf-8", errors="surrogateescape")
+    return (_flip_side(raw) + (b"" if strip_number else number)).decode("utf-8")
 
 
 def _flip_side(raw: bytes) -> bytes:
@@ -217,7 +217,7 @@ def mirror_limit(
     """The joint limit for the mirror-image bone, from both bones' armature-space rest rotations.
 
     ``source_rest_matrix3``/``target_rest_matrix3`` are 3×3 rest rotations in armature space
-    (Blender's ``bone.matrix_local.to_3x3()``).  A pose inside the returned limit is exactly
+    (Blender's ``bone.matrix_local.to_3x3()``; a 4×4 ``matrix_local`` is accepted too).  A pose inside the returned limit is exactly
     the mirror (:func:`mirror_pose_rotation`) of a pose inside ``limit_spec``, also when the
     two rolls are not mirror images.  Raises ``ValueError`` when the bones do not point in
     mirrored directions (see :func:`mirroring_matrix`).
@@ -229,10 +229,10 @@ def mirror_limit(
 def mirror_limit_exact(limit_spec: spec.JointLimit) -> spec.JointLimit:
     """The limit for a bone whose rest frame is the exact mirror image (as Symmetrize makes it).
 
-    Only signs change: windows ``[a, b] → [−a, b]`` with centres and x axes ``(x, y, z) →
-    (−x, y, z)`` (cones) or ``(x, −y, −z)`` (x axes); twist ``[a, b] → [−b, −a]``; a hinge
-    axis ``(x, y, z) → (x, −y, −z)`` (or its negation with the range negated, whichever keeps
-    the main component's sign).  Applying it twice gives back the same numbers.
+    Only signs change: polygon corners ``[a, b] → [−a, b]``, window centres ``(x, y, z) →
+    (−x, y, z)``, explicit x axes ``(x, y, z) → (x, −y, −z)``; twist ``[a, b] → [−b, −a]``; a hinge
+    axis ``(x, y, z) → (x, −y, −z)`` with the same range, or, for an axis mostly along the
+    bone, ``(−x, y, z)`` with the range negated.  Applying it twice gives back the same numbers.
     """
     return _mirror_limit(limit_spec, MIRROR_X)
 
@@ -245,10 +245,10 @@ def _mirror_limit(limit: spec.JointLimit, reflection: np.ndarray) -> spec.JointL
     if isinstance(limit, spec.HingeLimit):
         axis = np.asarray(limit.axis, dtype=np.float64)
         mirrored = -(reflection @ axis)
-        main = int(np.argmax(np.abs(axis)))
-        if np.sign(mirrored[main]) == np.sign(axis[main]) or mirrored[main] == 0.0:
+        if abs(axis[1]) <= math.hypot(axis[0], axis[2]):
             return replace(limit, axis=_clean(mirrored))
-        # R(−a', φ) = R(a', −φ): same hinge, axis pointing the source's way, range negated.
+        # Mostly along the bone: R(−C a, φ) = R(C a, −φ) keeps the axis pointing along the bone
+        # the way it did (C leaves the y component alone), with the range negated.
         angle_range = None if limit.range_deg is None else _negated_range(limit.range_deg)
         return replace(limit, axis=_clean(-mirrored), range_deg=angle_range)
     return limit  # free and fixed joints look the same from either side

@@ -14,6 +14,8 @@ pops costs a single-frame solve per frame from the first pop until the answers a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -28,6 +30,7 @@ Array = NDArray[np.float64]
 # Radians: a jump this small is invisible and counts as smooth however still the neighbours
 # are (a redundant chain's batch answers differ by this much without changing branch).
 JUMP_SLACK = 1e-3
+WARM_ITERATIONS = 30
 
 
 class _Frames:
@@ -38,20 +41,30 @@ class _Frames:
         self.rotations = np.zeros((goals.count, chain.n_bones, 4))
         self.iterations = np.zeros(goals.count, dtype=np.int64)
         self.restarts = np.zeros(goals.count, dtype=np.int64)
+        # A frame warm from its neighbour converges in a few iterations when it can at all.
+        self.warm = replace(settings, max_iterations=min(settings.max_iterations, WARM_ITERATIONS))
+        self.warm_without_restarts = replace(self.warm, restarts=0)
+        self.previous_met = True
 
     def solve_from(self, frame: int, previous: Array) -> tuple[Array, bool]:
-        """Frame ``frame`` solved warm from ``previous``; returns the pose and whether it met its goal."""
+        """Frame ``frame`` solved warm from ``previous``; returns the pose and whether it met its goal.
+
+        While the goals stay out of reach (the frame before was not met either) restarts are
+        skipped: they cost many solves, cannot help a goal nobody reaches, and would trade
+        the followed pose for a far one.
+        """
         result = solve(
             self.chain,
             self.goals.take(np.array([frame])),
             start_rotations=previous,
             reference_rotations=previous,
             preferred_rotations=self.preferred,
-            settings=self.settings,
+            settings=self.warm if self.previous_met else self.warm_without_restarts,
         )
         self.iterations[frame] += result.iterations[0]
         self.restarts[frame] += result.restarts[0]
-        return result.rotations[0], bool(result.converged[0])
+        self.previous_met = bool(result.converged[0])
+        return result.rotations[0], self.previous_met
 
     def motion(self, frame: int) -> float:
         """The larger per-frame motion just before and just after ``frame``'s step."""
@@ -72,11 +85,13 @@ def _follow_forward(frames: _Frames, frame: int) -> int:
     Returns the first frame not re-solved.
     """
     previous = frames.rotations[frame - 1]
+    step = pose_distance(frames.rotations[frame - 2], previous) if frame >= 2 else 0.0
     while frame < len(frames.rotations):
         pose, _ = frames.solve_from(frame, previous)
-        # Only an answer that is the batch's own (not merely near it: a redundant chain has
-        # near answers on other branches) lets the batch take over again.
-        rejoined = pose_distance(pose, frames.rotations[frame]) <= JUMP_SLACK
+        # Hand back to the batch answer once stepping onto it is no bigger than a step of
+        # the motion itself: the hand-over cannot make a jump.
+        rejoined = pose_distance(pose, frames.rotations[frame]) <= 2.0 * step + JUMP_SLACK
+        step = pose_distance(previous, pose)
         frames.rotations[frame] = pose
         previous = pose
         frame += 1

@@ -24,7 +24,8 @@ class SolveSettings:
     "ccd_dls" (CCD's cheap global moves, then DLS's fast final convergence), "dls_ccd", or
     "jacobian_transpose". ``damping`` is DLS's starting λ as a fraction of the chain's reach.
     ``restarts`` rounds re-solve the goals still unmet from ``restart_candidates`` random poses
-    inside the limits each (simulated annealing's simplest form, Blow 2002), all batched.
+    inside the limits each (simulated annealing's simplest form, Blow 2002), all batched, each
+    allowed ``restart_iterations`` (CCD needs more sweeps than DLS needs iterations).
     ``rest_pull`` (0-1) draws each CCD step toward the preferred pose, fading as goals are met.
     """
 
@@ -41,6 +42,7 @@ class SolveSettings:
     damping: float = 0.05
     restarts: int = 0
     restart_candidates: int = 8
+    restart_iterations: int = 40
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -56,7 +58,13 @@ class SolveSettings:
                 raise ValueError(f"{name} must be a finite number >= 0, not {value}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, not {self.method!r}")
-        for name in ("restarts", "restart_candidates", "ccd_iterations_before_dls", "stall_iterations"):
+        for name in (
+            "restarts",
+            "restart_candidates",
+            "restart_iterations",
+            "ccd_iterations_before_dls",
+            "stall_iterations",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
         if not (self.damping > 0.0 and np.isfinite(self.damping)):

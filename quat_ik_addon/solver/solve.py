@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -64,9 +66,10 @@ def _restart(
 ) -> Array:
     """Re-solve unmet goals from random poses, ``restart_candidates`` at a time, all batched.
 
-    Keeps a candidate when it meets the goal and the current pose does not, or when both
-    meet it and the candidate sits nearer the reference pose (continuity), or when neither
-    does and the candidate gets closer. Returns the restart rounds each goal used.
+    A candidate that meets the goal replaces the current pose; among several, the one
+    nearest the reference pose (continuity) or else with the smallest error. When none meets
+    it, the closest miss replaces the current pose only without a reference. Goals beyond
+    the chain's reach are not restarted. Returns the restart rounds each goal used.
     """
     rng = np.random.default_rng(settings.seed)
     tolerance = settings.absolute_tolerance(chain.reach)
@@ -74,17 +77,24 @@ def _restart(
     candidates = settings.restart_candidates
     for _ in range(settings.restarts if candidates else 0):
         position_error, orientation_error, _ = goal_errors(chain, goals, rotations)
-        unmet = np.nonzero(~settings.reached(position_error, orientation_error, tolerance))[0]
+        # Beyond the chain's reach no start helps: those goals keep their best pose.
+        in_reach = np.linalg.norm(goals.positions - chain.rest_offsets[0], axis=1) <= chain.reach + tolerance
+        unmet = np.nonzero(~settings.reached(position_error, orientation_error, tolerance) & in_reach)[0]
         if unmet.size == 0:
             break
         rows = np.repeat(unmet, candidates)
         trial_goals = goals.take(rows)
+        starts = chain.random_poses(rng, rows.size)
+        if reference is not None:
+            # Annealing near the reference first: half the candidates are the reference shaken
+            # by growing amounts, so a solution near it is found when there is one.
+            near = np.tile(np.arange(candidates) < (candidates + 1) // 2, unmet.size)
+            temperature = np.tile(0.05 * 2.0 ** np.arange(candidates), unmet.size)[near]
+            starts[near] = _shaken(chain, reference[rows[near]], temperature, rng)
+        # A restart either converges quickly or is one of the dead ends it is escaping.
+        budget = replace(settings, max_iterations=min(settings.max_iterations, settings.restart_iterations))
         trial, trial_iterations = run_method(
-            chain,
-            trial_goals,
-            chain.random_poses(rng, rows.size),
-            settings,
-            None if preferred is None else preferred[rows],
+            chain, trial_goals, starts, budget, None if preferred is None else preferred[rows]
         )
         trial_position, trial_orientation, _ = goal_errors(chain, trial_goals, trial)
         trial_met = settings.reached(trial_position, trial_orientation, tolerance)
@@ -99,7 +109,10 @@ def _restart(
         pick = np.where(any_met, np.argmin(rank, axis=1), np.argmin(fallback, axis=1))
         chosen = np.arange(unmet.size) * candidates + pick
         current = combined_error(chain, position_error[unmet], orientation_error[unmet])
-        take = any_met | (fallback[np.arange(unmet.size), pick] < current)
+        # With a reference (the previous frame), a goal no candidate meets keeps its pose rather
+        # than jumping to another branch for a slightly smaller miss.
+        closer = fallback[np.arange(unmet.size), pick] < current
+        take = any_met | (closer & (reference is None))
         rotations[unmet[take]] = trial[chosen[take]]
         iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
         restarts[unmet] += 1

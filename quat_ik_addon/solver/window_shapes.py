@@ -41,6 +41,7 @@ __all__ = [
     "Fit",
     "cone_polygon",
     "cone_window",
+    "convex_hull_2d",
     "elliptic_cone_window",
     "elliptic_polygon",
     "fibonacci_sphere",
@@ -213,29 +214,70 @@ def range_of_motion_window(
 
     The bone may swing ``plus_u_deg`` toward the rest plane's +u axis, ``minus_u_deg``
     toward −u, and likewise along v (for the default rest +Y: u = local X, v = local Z).
-    Between two neighbouring motions the corners follow a quarter-ellipse of *swing vectors*
-    (the exponential map, angle × unit axis): the swing ``(p cos φ, q sin φ)`` for the two
-    ranges p, q, at ``corners_per_quarter`` steps of φ — so each pure motion is a corner,
-    reached exactly, and combined motions are interpolated the way goniometry charts
-    them.  The window's own centre is the corners' mean direction (not the rest direction),
-    so asymmetric ranges totalling up to about 170° fit one window (each corner must end
-    less than 90° from that centre).  Returns :func:`polygon_from_directions` of the corners.
+
+    The window is centred on the middle of the ranges (the rest direction turned by the
+    swing vector ``((plus_u − minus_u)/2, (plus_v − minus_v)/2)``), so asymmetric ranges
+    totalling up to about 170° fit one window.  On that window's plane the four pure
+    motions are points ``A±``, ``B±`` on two lines through the rest direction's point ``R``
+    (great circles through the rest direction are lines there); between neighbours the
+    corners follow quarter-ellipses ``R + cos φ (A − R) + sin φ (B − R)`` at
+    ``corners_per_quarter`` steps of φ.  Consecutive quarters meet with the same tangent,
+    so the polygon is convex, and each pure motion is a corner where the motion's line
+    crosses the rim: it is reached exactly and no further.
     """
     ranges = np.radians([plus_u_deg, plus_v_deg, minus_u_deg, minus_v_deg])
     if np.any(ranges <= 0.0) or np.any(ranges >= np.pi):
         raise ValueError("each range must be in (0, 180) degrees")
     rest, u, v = window_plane_axes(rest_direction, x_axis)
-    axes = np.stack((u, v, -u, -v))
+    middle = 0.5 * (ranges[0] - ranges[2]) * u + 0.5 * (ranges[1] - ranges[3]) * v
+    center = np.round(_swung(rest, middle), 12) + 0.0  # tidy numbers in files; the plane uses this centre
+    c, plane_u, plane_v = window_plane_axes(center, x_axis)
+    axes = (u, v, -u, -v)
+    pure = np.array([_swung(rest, angle * axis) for angle, axis in zip(ranges, axes, strict=True)])
+    along = np.concatenate((pure, rest[None])) @ c
+    if float(np.min(along)) <= 1e-9:
+        raise ValueError("the ranges are too large for one window: a motion ends 90 degrees or more from its centre")
+    points = np.stack((pure @ plane_u, pure @ plane_v), axis=1) / along[:4, None]
+    rest_point = np.array([rest @ plane_u, rest @ plane_v]) / along[4]
     corners = []
     for quarter in range(4):
-        p, q = ranges[quarter], ranges[(quarter + 1) % 4]
-        first, second = axes[quarter], axes[(quarter + 1) % 4]
+        first, second = points[quarter] - rest_point, points[(quarter + 1) % 4] - rest_point
         for step in range(corners_per_quarter):
             phi = 0.5 * np.pi * step / corners_per_quarter
-            swing = p * math.cos(phi) * first + q * math.sin(phi) * second
-            angle = float(np.linalg.norm(swing))
-            corners.append(math.cos(angle) * rest + math.sin(angle) * swing / angle)
-    return polygon_from_directions(np.array(corners), x_axis=x_axis)
+            corners.append(rest_point + math.cos(phi) * first + math.sin(phi) * second)
+    corners_array = np.array(corners)
+    return _polygon_from_plane_points(corners_array[convex_hull_2d(corners_array)], center, x_axis)
+
+
+def convex_hull_2d(points: npt.ArrayLike) -> np.ndarray:
+    """Indices of the 2D convex hull's corners, counter-clockwise, without collinear points.
+
+    Andrew's monotone chain (1979): sort by x then y, build the lower and upper chains,
+    popping every point that does not make a strict left turn.  Fewer than 3 indices come
+    back for collinear or repeated input.
+    """
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    order = np.lexsort((pts[:, 1], pts[:, 0]))
+    xs, ys = pts[order, 0].tolist(), pts[order, 1].tolist()
+
+    def chain(indices: range) -> list[int]:
+        kept: list[int] = []
+        for i in indices:
+            while len(kept) >= 2:
+                a, b = kept[-2], kept[-1]
+                if (xs[b] - xs[a]) * (ys[i] - ys[a]) - (ys[b] - ys[a]) * (xs[i] - xs[a]) > 0.0:
+                    break
+                kept.pop()
+            kept.append(i)
+        return kept
+
+    count = len(xs)
+    if count < 3:
+        distinct = sorted({(x, y): i for i, (x, y) in enumerate(zip(xs, ys, strict=True))}.values())
+        return order[np.asarray(distinct, dtype=int)]
+    lower = chain(range(count))
+    upper = chain(range(count - 1, -1, -1))
+    return order[np.asarray(lower[:-1] + upper[:-1], dtype=int)]
 
 
 # --------------------------------------------------------------------------- solid angles
@@ -310,6 +352,14 @@ def windows_solid_angle(
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _swung(rest: np.ndarray, swing: np.ndarray) -> np.ndarray:
+    """The direction ``rest`` turned by the swing vector (angle × unit axis across ``rest``)."""
+    angle = float(np.linalg.norm(swing))
+    if angle == 0.0:
+        return rest
+    return math.cos(angle) * rest + math.sin(angle) * swing / angle
 
 
 def _fit_scale(fit: Fit, sides: int) -> float:

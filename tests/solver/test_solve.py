@@ -45,7 +45,8 @@ def test_restarts_reach_nearly_every_reachable_target(name, rng, record_property
 def test_ccd_with_restarts_reaches_nearly_every_reachable_target_on_arm3(rng):
     chain = reference_chains.arm3()
     targets, _ = reachable_targets(chain, rng, 1000)
-    result = solve(chain, targets, settings=SolveSettings(method="ccd", restarts=4, max_iterations=300))
+    settings = SolveSettings(method="ccd", restarts=4, max_iterations=300, restart_iterations=300)
+    result = solve(chain, targets, settings=settings)
     assert result.success_rate >= 0.995, result.success_rate
     assert np.any(result.restarts > 0)  # restarts did the work
 
@@ -102,7 +103,7 @@ def non_redundant_arm() -> Chain:
 def test_dls_and_ccd_agree_on_well_posed_targets(rng):
     chain = non_redundant_arm()
     targets, poses = reachable_targets(chain, rng, 200)
-    settings = dict(restarts=4, max_iterations=400)
+    settings = dict(restarts=4, max_iterations=400, restart_iterations=400)
     by_ccd = solve(chain, targets, settings=SolveSettings(method="ccd", **settings))
     by_dls = solve(chain, targets, settings=SolveSettings(method="dls", **settings))
     both = by_ccd.converged & by_dls.converged
@@ -154,8 +155,13 @@ def test_restarts_prefer_the_solution_nearest_the_reference(rng):
 
 def test_unreachable_goals_report_restarts_and_stay_finite():
     chain = reference_chains.arm3()
+    # Within reach but not within the limits (straight back through the shoulder): restarted.
+    behind = solve(chain, [[0.0, -0.5, 0.0]], settings=SolveSettings(restarts=2))
+    assert not behind.converged[0] and behind.restarts[0] == 2
+    assert np.all(np.isfinite(behind.rotations))
+    # Beyond reach no start can help: not restarted.
     result = solve(chain, [[0.0, 3.0, 0.0]], settings=SolveSettings(restarts=2))
-    assert not result.converged[0] and result.restarts[0] == 2
+    assert not result.converged[0] and result.restarts[0] == 0
     assert np.all(np.isfinite(result.rotations))
     assert result.position_error[0] == pytest.approx(3.0 - chain.reach, abs=1e-6)  # straight up: the best
 
