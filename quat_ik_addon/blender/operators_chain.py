@@ -92,7 +92,7 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
     )
     restarts: IntProperty(name="Restarts", description="Extra solves from other start poses", default=0, min=0, max=64)
     use_learned_start: BoolProperty(name="Learned Start Poses", description="Start from precomputed poses")
-    method: EnumProperty(name="Method", description="Solver algorithm", items=properties.METHODS)
+    method: EnumProperty(name="Method", description="Solver algorithm", items=properties.METHODS, default="COMBINED")
 
     @classmethod
     def poll(cls, context):
