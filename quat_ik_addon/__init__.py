@@ -25,6 +25,7 @@ def _registered_classes() -> tuple:
         limits_properties,
         operators_bake,
         operators_chain,
+        operators_limit_tools,
         operators_limits,
         panels,
         properties,
@@ -35,6 +36,7 @@ def _registered_classes() -> tuple:
         *properties.CLASSES,
         *operators_chain.CLASSES,
         *operators_limits.CLASSES,
+        *operators_limit_tools.CLASSES,
         *operators_bake.CLASSES,
         *panels.CLASSES,
         *limits_panel.CLASSES,
@@ -44,22 +46,26 @@ def _registered_classes() -> tuple:
 def register() -> None:
     import bpy
 
-    from .blender import handlers, limits_properties, panels, properties
+    from .blender import handlers, limits_panel, limits_properties, overlay_draw, panels, properties
 
     for cls in _registered_classes():
         bpy.utils.register_class(cls)
     properties.attach()
     limits_properties.attach()
     panels.register_menus()
+    limits_panel.register_menus()
     handlers.register()
+    overlay_draw.register()
 
 
 def unregister() -> None:
     import bpy
 
-    from .blender import handlers, limits_properties, panels, properties
+    from .blender import handlers, limits_panel, limits_properties, overlay_draw, panels, properties
 
+    overlay_draw.unregister()
     handlers.unregister()
+    limits_panel.unregister_menus()
     panels.unregister_menus()
     limits_properties.detach()
     properties.detach()

@@ -8,6 +8,12 @@ Version tests use ``bpy.app.version`` (RNA properties are not class attributes, 
   strip, per slot. :func:`action_channels` hides this: it returns the curve and group
   collections for one object in one action, creating what is missing.
 * ``ID.is_editable`` (linked data) and ``Operator.poll_message_set`` are newer than 3.4.
+* Keyframes: Blender 3.4's ``foreach_get``/``foreach_set`` skip a key's handle types (get
+  gives zeros, set does nothing, no error); 4.2 and later handle them.
+  :func:`keyframes_foreach_get` / :func:`keyframes_foreach_set` fall back to one key at a time
+  there.
+* Builtin shaders need no branch: ``UNIFORM_COLOR`` and ``POLYLINE_UNIFORM_COLOR`` exist from
+  3.4 (checked in a 3.4 window) to 5.0; the ``3D_``-prefixed names raise in 5.0, avoid them.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ if TYPE_CHECKING:
 
 VERSION: tuple[int, int, int] = tuple(bpy.app.version)
 HAS_SLOTTED_ACTIONS = VERSION >= (4, 4, 0)
+# Checked on 3.4 (broken) and 4.2, 4.5, 5.0 (working); versions between take the slow, safe path.
+FOREACH_HANDLE_TYPES = VERSION >= (4, 2, 0)
+_HANDLE_TYPES = ("handle_left_type", "handle_right_type")
 
 
 def is_editable(datablock: ID) -> bool:
@@ -157,3 +166,23 @@ def is_bone_selected(ob: Object, bone_name: str) -> bool:
         return bool(pose_bone.select)
     bone = ob.data.bones.get(bone_name)
     return bool(bone is not None and bone.select)
+
+
+def keyframes_foreach_get(points, name: str, array) -> None:
+    """``points.foreach_get(name, array)`` that also reads handle types on Blender 3.4."""
+    if FOREACH_HANDLE_TYPES or name not in _HANDLE_TYPES:
+        points.foreach_get(name, array)
+        return
+    values = {item.identifier: item.value for item in bpy.types.Keyframe.bl_rna.properties[name].enum_items}
+    for i, key in enumerate(points):
+        array[i] = values[getattr(key, name)]
+
+
+def keyframes_foreach_set(points, name: str, array) -> None:
+    """``points.foreach_set(name, array)`` that also writes handle types on Blender 3.4."""
+    if FOREACH_HANDLE_TYPES or name not in _HANDLE_TYPES:
+        points.foreach_set(name, array)
+        return
+    identifiers = {item.value: item.identifier for item in bpy.types.Keyframe.bl_rna.properties[name].enum_items}
+    for key, value in zip(points, array, strict=True):
+        setattr(key, name, identifiers[int(value)])

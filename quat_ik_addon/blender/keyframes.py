@@ -50,11 +50,13 @@ class ChannelKeys:
 
 
 def _read_keys(points) -> dict[str, np.ndarray]:
+    from . import compat
+
     count = len(points)
     arrays = {}
     for name, width, dtype in _KEY_ATTRIBUTES:
         array = np.zeros(count * width, dtype=dtype)
-        points.foreach_get(name, array)
+        compat.keyframes_foreach_get(points, name, array)  # plain foreach_get misses handle types in 3.4
         arrays[name] = array.reshape(count, width) if width > 1 else array
     return arrays
 
@@ -111,7 +113,7 @@ def write_channels(
             merged = new
         points.add(len(merged["co"]))
         for name, _width, _dtype in _KEY_ATTRIBUTES:
-            points.foreach_set(name, merged[name].ravel())
+            compat.keyframes_foreach_set(points, name, merged[name].ravel())
         fcurve.update()
         written += len(new["co"])
     return written

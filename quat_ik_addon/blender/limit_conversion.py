@@ -21,7 +21,7 @@ def _deg_range(low: float, high: float) -> tuple[float, float]:
     return (math.degrees(low), math.degrees(high))
 
 
-def _window_spec(window) -> spec.ReachWindow:
+def window_spec(window) -> spec.ReachWindow:
     center = tuple(window.center)
     x_axis = tuple(window.x_axis) if window.use_x_axis else None
     if window.shape == "CONE":
@@ -47,7 +47,7 @@ def spec_limit(limits) -> spec.JointLimit:
         windows = []
         for i, window in enumerate(limits.windows):
             try:
-                windows.append(_window_spec(window))
+                windows.append(window_spec(window))
             except spec.RigSpecError as error:
                 raise spec.RigSpecError(f"window {i + 1}: {error}") from None
         twist = _deg_range(limits.twist_min, limits.twist_max) if limits.use_twist_range else None

@@ -1,10 +1,14 @@
-"""Per-bone joint limits, stored on the pose bone (``pose_bone.quat_ik``).
+"""Per-bone joint limits, stored on the pose bone (``pose_bone.quat_ik``), and the scene's
+joint-limit overlay settings (``scene.quat_ik``).
 
 They live on the bone, not on a chain, so chains sharing a bone share its limits, and they
 save, undo and link with the pose. Angles are radians inside (``subtype='ANGLE'`` shows
 degrees); directions are in the bone's rest frame (bone along +Y). A reach window's plane
 axes follow ``solver/window_frames.py``: for the default centre +Y, "X" swings toward the
 bone's local X and "Z" toward its local Z.
+
+The overlay settings only change what the viewport draws (``overlay_draw.py``): they have no
+``runtime`` update callback (no solve depends on them), only a redraw.
 """
 
 from __future__ import annotations
@@ -199,15 +203,69 @@ class QuatIKJointLimits(bpy.types.PropertyGroup):
     )
 
 
-CLASSES = (QuatIKPolygonVertex, QuatIKReachWindow, QuatIKJointLimits)
+def _redraw_views(_owner, context) -> None:
+    """``update=`` callback of the overlay settings: redraw every 3D view (nothing else depends on them)."""
+    screen = getattr(context, "screen", None)
+    for area in getattr(screen, "areas", ()):
+        if area.type == "VIEW_3D":
+            area.tag_redraw()
+
+
+class QuatIKSceneSettings(bpy.types.PropertyGroup):
+    """Scene-wide Quat IK settings: the joint-limit overlay in the 3D viewport."""
+
+    show_limit_overlay: BoolProperty(
+        name="Show Joint Limits",
+        description=(
+            "Draw the active bone's joint limits in the viewport: reach windows as translucent cones, "
+            "the twist range as an arc, a hinge's range as a fan, and the bone's direction "
+            "(in the warning colour when the joint sits on its limit)"
+        ),
+        default=False,
+        update=_redraw_views,
+    )
+    overlay_opacity: FloatProperty(
+        name="Opacity",
+        description="Opacity of the reach-window cones and hinge fans (outlines stay opaque)",
+        subtype="FACTOR",
+        min=0.0,
+        max=1.0,
+        default=0.25,
+        update=_redraw_views,
+    )
+    overlay_chain_bones: BoolProperty(
+        name="All Bones of the Chain",
+        description="Draw the limits of every bone of the Quat IK chains through the active bone, not only the active bone",
+        default=False,
+        update=_redraw_views,
+    )
+    overlay_outside_pose_mode: BoolProperty(
+        name="Outside Pose Mode",
+        description="Also draw the active armature's limits in Object Mode (never in Edit Mode, where bones change)",
+        default=False,
+        update=_redraw_views,
+    )
+    overlay_in_front: BoolProperty(
+        name="In Front",
+        description="Draw the limits over everything, even where a mesh hides the joint",
+        default=True,
+        update=_redraw_views,
+    )
+
+
+CLASSES = (QuatIKPolygonVertex, QuatIKReachWindow, QuatIKJointLimits, QuatIKSceneSettings)
 
 
 def attach() -> None:
-    """Hang the limits on pose bones (called from register())."""
+    """Hang the limits on pose bones and the overlay settings on scenes (called from register())."""
     bpy.types.PoseBone.quat_ik = PointerProperty(
         type=QuatIKJointLimits, name="Quat IK Limits", description="Quat IK joint limits of this bone"
+    )
+    bpy.types.Scene.quat_ik = PointerProperty(
+        type=QuatIKSceneSettings, name="Quat IK", description="Quat IK settings of this scene (the joint-limit overlay)"
     )
 
 
 def detach() -> None:
+    del bpy.types.Scene.quat_ik
     del bpy.types.PoseBone.quat_ik

@@ -126,8 +126,11 @@ def limit_overlay(
 
     ``pose_rotation`` (w, x, y, z), relative to rest, places the twist arc and the direction
     line (rest when None).  ``at_limit_tolerance`` (radians) is how close to a boundary counts
-    as "on the limit" (:func:`limit_contact`); the direction line and twist marker then take
-    the ``"warning"`` role.  Free joints show the direction only; fixed joints too.
+    as "on the limit" (:func:`limit_contact`): the direction line takes the ``"warning"``
+    role when the swing (or hinge angle, or a fixed joint) is on its limit, the twist marker
+    when the twist is.  Free and fixed joints show the direction only.  Window, outline and
+    hinge meshes depend on the limit and bone only (cache them between redraws); the twist
+    and direction meshes follow the pose.
     """
     if bone_length <= 0.0:
         raise ValueError(f"bone_length must be positive, got {bone_length}")
@@ -147,8 +150,8 @@ def limit_overlay(
             meshes.append(twist_marker_mesh(float(twist), 1.3 * radius, height, swing, role))
     elif isinstance(solver, HingeJoint):
         meshes.append(hinge_mesh(solver, window_scale * bone_length, segments))
-    direction_role = "warning" if (contact.swing or contact.hinge or contact.violation > at_limit_tolerance) else None
-    meshes.append(direction_mesh(quat.rotate_y_axis(q), bone_length, direction_role or "direction"))
+    direction_role = "warning" if (contact.swing or contact.hinge) else "direction"
+    meshes.append(direction_mesh(quat.rotate_y_axis(q), bone_length, direction_role))
     return LimitOverlay(tuple(mesh.transformed(frame_matrix) for mesh in meshes), contact)
 
 
