@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from . import quaternion
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .rig_spec import RigSpec
 
@@ -146,53 +148,8 @@ def bone_rest_matrix(head: npt.ArrayLike, tail: npt.ArrayLike, roll_rad: float) 
 
 def matrix_to_quaternion(matrix: npt.ArrayLike) -> np.ndarray:
     """Rotation matrices ``(..., 3, 3)`` (or the rotation part of ``(..., 4, 4)``) ->
-    unit quaternions ``(..., 4)`` as ``(w, x, y, z)`` with ``w >= 0``.
-
-    Shepperd's method: build from the largest of ``w, x, y, z`` to stay well-conditioned.
-    """
-    m = np.asarray(matrix, dtype=np.float64)[..., :3, :3]
-    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
-    trace = m00 + m11 + m22
-    # Four candidate solutions (each 4x the quaternion times one component); pick per item.
-    candidates = np.stack(
-        [
-            np.stack(
-                [1.0 + trace, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]], -1
-            ),
-            np.stack(
-                [
-                    m[..., 2, 1] - m[..., 1, 2],
-                    1.0 + m00 - m11 - m22,
-                    m[..., 0, 1] + m[..., 1, 0],
-                    m[..., 0, 2] + m[..., 2, 0],
-                ],
-                -1,
-            ),
-            np.stack(
-                [
-                    m[..., 0, 2] - m[..., 2, 0],
-                    m[..., 0, 1] + m[..., 1, 0],
-                    1.0 - m00 + m11 - m22,
-                    m[..., 1, 2] + m[..., 2, 1],
-                ],
-                -1,
-            ),
-            np.stack(
-                [
-                    m[..., 1, 0] - m[..., 0, 1],
-                    m[..., 0, 2] + m[..., 2, 0],
-                    m[..., 1, 2] + m[..., 2, 1],
-                    1.0 - m00 - m11 + m22,
-                ],
-                -1,
-            ),
-        ],
-        axis=-2,
-    )
-    pivots = np.stack([trace, m00, m11, m22], axis=-1).argmax(axis=-1)
-    quat = np.take_along_axis(candidates, pivots[..., None, None], axis=-2)[..., 0, :]
-    quat = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-    return np.where(quat[..., :1] < 0.0, -quat, quat)
+    unit quaternions ``(..., 4)`` as ``(w, x, y, z)`` with ``w >= 0``."""
+    return quaternion.from_matrix(np.asarray(matrix, dtype=np.float64)[..., :3, :3])
 
 
 def bone_rest_rotations(heads: npt.ArrayLike, tails: npt.ArrayLike, rolls_rad: npt.ArrayLike) -> np.ndarray:
