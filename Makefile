@@ -1,9 +1,12 @@
 # The two commands the README names. Each one sets up everything it needs from scratch, so
 # both work on a fresh clone and on a fresh CI machine (.ci/run calls `make test`):
-#   make test  - pytest, the whole suite (solver, bpy 5.0, Blender 3.4 binary, window tests)
+#   make test  - pytest, the whole suite (solver, bpy 5.0, Blender 3.4 binary, window tests, and
+#                the version-matrix smoke in bpy 4.2 and 4.5 from their own venvs)
 #   make demo  - tools/demo.py: install the add-on in headless Blender, rig an arm, save out/demo/
-# Set-up steps: .venv with the pinned dev dependency group from pyproject.toml, Debian's
-# Blender 3.4 + xvfb (installed only if missing, as root), then the extension zip in dist/.
+# Set-up steps: .venv with the pinned dev dependency group from pyproject.toml, .venv-bpy42 and
+# .venv-bpy45 (bpy 4.2/4.5 LTS only, pinned in tests/compat/requirements-*.txt; the smoke tests
+# start them as subprocesses), Debian's Blender 3.4 + xvfb (installed only if missing, as root),
+# then the extension zip in dist/.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -13,15 +16,23 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 VENV_PYTHON := $(VENV)/bin/python
 
-.PHONY: test demo venv debian-packages extension
+# Extra bpy versions for tests/compat: one venv each (a venv holds one bpy), nothing but bpy
+# and its pinned dependencies; pytest itself runs in .venv only.
+COMPAT_VENVS := .venv-bpy42 .venv-bpy45
 
-test: venv debian-packages extension
+.PHONY: test demo screenshots venv compat-venvs debian-packages extension
+
+test: venv compat-venvs debian-packages extension
 	$(VENV_PYTHON) -m pytest
 
 # The demo runs in the bpy module only, so missing Debian packages are reported, not fatal.
 demo: venv extension
 	-tools/ensure_debian_packages.sh
 	$(VENV_PYTHON) tools/demo.py
+
+# Regenerates docs/screenshots/ from the real-window tests (tools/screenshots.py).
+screenshots: venv debian-packages
+	$(VENV_PYTHON) tools/screenshots.py
 
 venv: $(VENV)/.dev-group-installed
 
@@ -32,6 +43,17 @@ $(VENV)/.dev-group-installed: pyproject.toml
 	test -x $(VENV_PYTHON) || $(PYTHON) -m venv $(VENV)
 	$(VENV_PYTHON) -m pip install --quiet --upgrade pip  # `--group` needs pip >= 25.1
 	$(VENV_PYTHON) -m pip install --quiet --group dev
+	touch $@
+
+compat-venvs: $(COMPAT_VENVS:%=%/.requirements-installed)
+
+# Reinstalls when its requirements file changes; otherwise reuses the venv without the network.
+.venv-bpy%/.requirements-installed: tests/compat/requirements-bpy%.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || \
+	  { echo "make: need Python 3.11 for the bpy wheels, got $(PYTHON); run: make PYTHON=/path/to/python3.11" >&2; exit 1; }
+	test -x .venv-bpy$*/bin/python || $(PYTHON) -m venv .venv-bpy$*
+	echo '*' > .venv-bpy$*/.gitignore  # as Python 3.13's venv does: git ignores the whole venv
+	.venv-bpy$*/bin/python -m pip install --quiet --requirement $<
 	touch $@
 
 debian-packages:

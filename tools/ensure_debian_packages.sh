@@ -4,7 +4,9 @@
 # pieces for tests that open a real Blender window. Installing needs root, which CI has.
 set -euo pipefail
 
-packages=(blender xvfb xauth libgl1-mesa-dri)
+# python3-numpy: the add-on imports numpy, and Debian's Blender 3.4 runs on the system Python,
+# whose numpy is not a dependency of the blender package (a fresh machine lacks it).
+packages=(blender python3-numpy xvfb xauth libgl1-mesa-dri)
 
 if ! command -v dpkg-query >/dev/null; then
   if [ -x /usr/bin/blender ]; then exit 0; fi

@@ -46,7 +46,7 @@ def test_python_module_command_line(run_session, extension_zip: Path, tmp_path: 
 @pytest.mark.blender_binary
 def test_blender_binary_python_expr(extension_zip: Path, tmp_path: Path) -> None:
     if not BLENDER_BINARY.is_file():
-        pytest.skip(f"{BLENDER_BINARY} not installed")
+        pytest.fail(f"{BLENDER_BINARY} not installed: run tools/ensure_debian_packages.sh (make test does)")
     user = tmp_path / "user"
     setup = [str(BLENDER_BINARY), "--background", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--"]
     setup += ["--install", str(extension_zip), str(SESSIONS / "smoke.py"), str(tmp_path), "--save-userpref"]
@@ -71,7 +71,7 @@ def test_blender_binary_python_expr(extension_zip: Path, tmp_path: Path) -> None
 def test_blender34_smoke(extension_zip: Path, tmp_path: Path) -> None:
     """The main path in Debian's Blender 3.4 (legacy add-on, Action.fcurves, Bone.select)."""
     if not BLENDER_BINARY.is_file():
-        pytest.skip(f"{BLENDER_BINARY} not installed")
+        pytest.fail(f"{BLENDER_BINARY} not installed: run tools/ensure_debian_packages.sh (make test does)")
     from tests.helpers import run_in_blender_binary
 
     result = run_in_blender_binary(SESSIONS / "smoke.py", tmp_path, workdir=tmp_path, addon_zip=extension_zip).check()

@@ -36,6 +36,6 @@ def test_limit_overlay(run_session):
 def test_limit_tools_and_overlay_in_blender34(script, extension_zip, tmp_path):
     """The same sessions in Debian's Blender 3.4 (legacy add-on, Action.fcurves, Bone.select)."""
     if not BLENDER_BINARY.is_file():
-        pytest.skip(f"{BLENDER_BINARY} not installed")
+        pytest.fail(f"{BLENDER_BINARY} not installed: run tools/ensure_debian_packages.sh (make test does)")
     result = run_in_blender_binary(SESSIONS / script, tmp_path, workdir=tmp_path, addon_zip=extension_zip).check()
     assert " 0 failed" in result.stdout

@@ -18,7 +18,7 @@ SESSIONS = Path(__file__).resolve().parent / "sessions"
 @pytest.mark.window
 def test_sidebar_panels_draw_without_errors(extension_zip: Path, tmp_path: Path) -> None:
     if not BLENDER_BINARY.is_file() or shutil.which("xvfb-run") is None:
-        pytest.skip("needs the Blender binary and xvfb-run")
+        pytest.fail("needs the Blender binary and xvfb-run: run tools/ensure_debian_packages.sh (make test does)")
     command = ["xvfb-run", "-a", "-s", "-screen 0 1600x900x24", str(BLENDER_BINARY), "--factory-startup"]
     command += ["--python", str(BOOTSTRAP), "--", "--install", str(extension_zip)]
     command += [str(SESSIONS / "window_panels.py"), str(tmp_path)]

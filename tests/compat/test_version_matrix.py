@@ -1,0 +1,77 @@
+"""The version matrix: the same zip, end to end (install, enable, add chain, solve, bake, save,
+reload, disable), in every supported Blender.
+
+* bpy 4.2 LTS and 4.5 LTS: the PyPI wheels, each in its own venv (``.venv-bpy42``,
+  ``.venv-bpy45``, made by ``make compat-venvs``), started as a subprocess with that venv's
+  Python — a venv holds one bpy, and pytest itself runs in ``.venv`` only;
+* bpy 5.0: this venv's Python (the full suite runs there too; this is the same smoke for
+  comparison);
+* Blender 3.4: Debian's binary in ``--background`` mode, the zip installed as a legacy add-on.
+
+The session script is ``sessions/smoke.py``; it prints one ``ok``/``FAIL`` line per check.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import BOOTSTRAP, REPO_ROOT, SESSION_TIMEOUT_S, SessionResult, run_in_blender_binary
+
+SMOKE = Path(__file__).resolve().parent / "sessions" / "smoke.py"
+
+
+def venv_python(name: str) -> Path:
+    return REPO_ROOT / name / "bin" / "python"
+
+
+def run_in_python(python: Path, script: Path, *args: str | Path, workdir: Path) -> SessionResult:
+    """Run ``script`` through the session bootstrap with another Python (another venv's bpy).
+
+    The same contract as ``tests.helpers.run_in_bpy``: a fresh, empty Blender user folder
+    inside ``workdir``, the repository on ``sys.path``, the success marker on a clean return.
+    """
+    if not python.is_file():
+        raise AssertionError(f"{python} not found: run `make compat-venvs` (`make test` does it)")
+    workdir.mkdir(parents=True, exist_ok=True)
+    user_resources = tempfile.mkdtemp(prefix="blender_user_", dir=workdir)
+    command = (str(python), str(BOOTSTRAP), "--", str(script), *(str(a) for a in args))
+    env = {**os.environ, "BLENDER_USER_RESOURCES": user_resources}
+    done = subprocess.run(
+        command, cwd=workdir, env=env, capture_output=True, text=True, timeout=SESSION_TIMEOUT_S, check=False
+    )
+    return SessionResult(command, done.returncode, done.stdout, done.stderr)
+
+
+# (test id, how to start it, the version it must report)
+BPY_MODULES = [
+    pytest.param(venv_python(".venv-bpy42"), "4.2.23", id="bpy-4.2-lts"),
+    pytest.param(venv_python(".venv-bpy45"), "4.5.15", id="bpy-4.5-lts"),
+    pytest.param(Path(sys.executable), "5.0.1", id="bpy-5.0"),
+]
+
+
+@pytest.mark.version_matrix
+@pytest.mark.bpy
+@pytest.mark.parametrize(("python", "version"), BPY_MODULES)
+def test_smoke_in_bpy_module(python: Path, version: str, extension_zip: Path, tmp_path: Path) -> None:
+    result = run_in_python(python, SMOKE, extension_zip, tmp_path, workdir=tmp_path)
+    print(result.stdout)
+    result.check()
+    assert f"VERSION {version}\n" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+@pytest.mark.version_matrix
+@pytest.mark.blender_binary
+def test_smoke_in_blender34_binary(extension_zip: Path, tmp_path: Path) -> None:
+    result = run_in_blender_binary(SMOKE, extension_zip, tmp_path, workdir=tmp_path)
+    print(result.stdout)
+    result.check()
+    assert "VERSION 3.4." in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr

@@ -1,0 +1,361 @@
+"""Session: Debian's Blender 3.4 in a real window (xvfb), with the rig from ``build_rig.py``
+opened from the command line and the add-on installed by the bootstrap.
+
+What a user does, in order, driven by one generator that a ``bpy.app.timers`` callback steps
+through (each ``yield`` hands control back to Blender for that many seconds so it handles
+events and redraws):
+
+1. Maximize the 3D View (Ctrl+Space), show the sidebar, frame the rig, switch the sidebar to
+   the "Quat IK" tab by scrolling the mouse wheel over the tab strip (Blender 3.4 has no
+   Python API for the active tab; the window is started with ``--enable-event-simulate``).
+2. Screenshots of the 3D View (``screen.screenshot_area``): the chain's tip active (the
+   chains panel with the chain selected), then the ball joint with a polygon window active
+   (the limits editor, and the limit overlay when there is one), then the hinge.
+3. Disable the add-on and take the same screenshots again, for the test to compare pixels;
+   enable it again.
+4. Undo as a user meets it: an operator run with an undo push (``'EXEC_DEFAULT', True``, as
+   the UI runs it), then Ctrl+Z pressed over the viewport; for "add chain", "edit a limit"
+   (``quat_ik.limits_from_blender``) and "bake" (the modal bake the Bake button runs).
+   Each compares ``scene_snapshot()`` (chains, limits, pose, keys, frame) before, after the
+   operator and after Ctrl+Z.
+
+Everything measured goes to ``OUT_DIR/results.json``; the test reads it and the PNGs. Python
+errors raised while Blender draws a panel are printed, not raised: the test scans the output.
+
+argv: OUT_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import traceback
+from collections import Counter
+from pathlib import Path
+
+import bpy
+from mathutils import Euler, Vector
+
+from tests.blender.sessions.common import addon, scene_snapshot, snapshot_difference, submodule
+
+OUT_DIR = Path(sys.argv[1])
+QUAT_IK_TAB_PANEL = "QUATIK_PT_chains"  # drawn only while the sidebar shows the Quat IK tab
+DONE_MARKER = "WINDOW_SESSION_DONE"
+ADDON_MODULE = addon().__name__  # "quat_ik": a legacy add-on in 3.4
+UNDO_MARKER = "quat_ik_window_test"  # a scene custom property; undo restores it like any data
+
+results: dict = {"shots": {}, "undo": {}, "panels_drawn": {}, "overlay_toggle": None}
+panel_draws: Counter = Counter()
+
+
+# ---------------------------------------------------------------- window, area, regions
+
+
+def window():
+    return bpy.context.window_manager.windows[0]
+
+
+def view3d_area():
+    return next(a for a in window().screen.areas if a.type == "VIEW_3D")
+
+
+def region(area, kind: str):
+    return next((r for r in area.regions if r.type == kind and r.width > 1), None)
+
+
+def override():
+    area = view3d_area()
+    return bpy.context.temp_override(window=window(), area=area, region=region(area, "WINDOW"))
+
+
+def simulate(kind: str, value: str = "PRESS", *, x: int, y: int, ctrl: bool = False) -> None:
+    """One input event, as if from the keyboard or mouse (needs --enable-event-simulate)."""
+    window().event_simulate(type=kind, value=value, x=x, y=y, ctrl=ctrl)
+
+
+def rest_the_mouse() -> None:
+    """Park the pointer over empty viewport, away from buttons (no hover highlight, no tooltip)."""
+    area = view3d_area()
+    tools = region(area, "TOOLS")
+    left = tools.x + tools.width if tools else area.x
+    simulate("MOUSEMOVE", "NOTHING", x=left + 40, y=area.y + 60)
+
+
+def region_rects(area) -> dict:
+    """Each region as (left, top, width, height) in pixels of the area screenshot (top-left origin)."""
+    rects = {}
+    for r in area.regions:
+        if r.width > 1 and r.height > 1:
+            rects[r.type] = (r.x - area.x, area.height - (r.y - area.y) - r.height, r.width, r.height)
+    return rects
+
+
+def shot(name: str) -> None:
+    area = view3d_area()
+    path = OUT_DIR / f"{name}.png"
+    with bpy.context.temp_override(window=window(), area=area):
+        bpy.ops.screen.screenshot_area(filepath=str(path))
+    results["shots"][name] = {"path": str(path), "size": (area.width, area.height), "regions": region_rects(area)}
+    print(f"screenshot {name}: {path}", flush=True)
+
+
+def redraw_all() -> None:
+    for area in window().screen.areas:
+        area.tag_redraw()
+
+
+def wait_until(condition, seconds: float):
+    """Yield to Blender until ``condition()`` holds or ``seconds`` pass (a busy CI machine
+    can take a while to handle an event or finish a modal operator)."""
+    for _ in range(int(seconds / 0.1)):
+        if condition():
+            return
+        yield 0.1
+
+
+# ---------------------------------------------------------------- the add-on's side
+
+
+def counting(name: str, original):
+    # Exactly (self, context): Blender 3.4 sizes the call from the function's argument count,
+    # and extra defaulted arguments (the usual loop-variable trick) crash it.
+    def draw(self, context):
+        panel_draws[name] += 1
+        return original(self, context)
+
+    return draw
+
+
+def spy_on_panels() -> None:
+    """Count every draw of the add-on's panels (which tab is showing, which panels drew)."""
+    for cls in addon()._registered_classes():
+        if issubclass(cls, bpy.types.Panel):
+            cls.draw = counting(cls.__name__, cls.draw)
+
+
+def overlay_toggle():
+    """(owner, property name) of the add-on's joint-limit overlay switch, or None without one.
+
+    It is ``scene.quat_ik.show_limit_overlay`` (limits_properties.py); change this one place
+    if it moves.
+    """
+    settings = getattr(bpy.context.scene, "quat_ik", None)
+    if settings is not None and "show_limit_overlay" in settings.bl_rna.properties:
+        return settings, "show_limit_overlay"
+    return None
+
+
+def set_overlay(on: bool) -> None:
+    found = overlay_toggle()
+    if found is not None:
+        owner, name = found
+        setattr(owner, name, on)
+        results["overlay_toggle"] = f"{type(owner).__name__}.{name}"
+
+
+def make_active(bone_name: str) -> None:
+    ob = bpy.data.objects["Rig"]
+    bpy.context.view_layer.objects.active = ob
+    for bone in ob.data.bones:
+        bone.select = bone.name == bone_name
+    ob.data.bones.active = ob.data.bones[bone_name]
+
+
+# ---------------------------------------------------------------- steps
+
+
+def step(text: str) -> None:
+    print(f"window session: {text}", flush=True)
+
+
+def set_up_window():
+    step("maximize the 3D View")
+    with bpy.context.temp_override(window=window(), area=view3d_area()):
+        bpy.ops.screen.screen_full_area()  # Ctrl+Space: the 3D View fills the window
+    yield 0.3
+    step("sidebar and view")
+    space = view3d_area().spaces.active
+    space.show_region_ui = True
+    space.show_region_toolbar = True
+    view = space.region_3d
+    view.view_perspective = "PERSP"
+    view.view_location = Vector((1.0, 0.4, 1.6))
+    view.view_rotation = Euler((math.radians(40.0), 0.0, math.radians(15.0))).to_quaternion()
+    view.view_distance = 3.0
+    spy_on_panels()
+    redraw_all()
+    yield 0.5
+
+
+def click_first_panel_header():
+    """Click the header of the sidebar's first panel (collapse or expand it), as a user does."""
+    sidebar = region(view3d_area(), "UI")
+    x, y = sidebar.x + sidebar.width // 3, sidebar.y + sidebar.height - 16
+    simulate("MOUSEMOVE", "NOTHING", x=x, y=y)
+    simulate("LEFTMOUSE", "PRESS", x=x, y=y)
+    simulate("LEFTMOUSE", "RELEASE", x=x, y=y)
+    yield 0.3
+    rest_the_mouse()
+
+
+def open_quat_ik_tab():
+    """Scroll the sidebar's tab strip until the Quat IK tab shows, as a user would click it."""
+    for _attempt in range(12):
+        panel_draws.clear()
+        redraw_all()
+        yield 0.4
+        if panel_draws[QUAT_IK_TAB_PANEL]:
+            rest_the_mouse()
+            return
+        sidebar = region(view3d_area(), "UI")
+        x, y = sidebar.x + sidebar.width - 8, sidebar.y + sidebar.height // 2  # over the tab strip
+        simulate("MOUSEMOVE", "NOTHING", x=x, y=y)
+        simulate("WHEELDOWNMOUSE", x=x, y=y)
+    raise RuntimeError("the sidebar never showed the Quat IK tab")
+
+
+def screenshots(suffix: str = ""):
+    """The three states the README shows; ``suffix`` names the add-on-disabled copies.
+
+    The chains panel is open for the first and collapsed (a click on its header) for the
+    limits editor below it, so the whole editor fits in the window.
+    """
+    for name, bone in (("panel_chain", "Hand"), ("limits_ball_polygon", "UpperArm"), ("limits_hinge", "Forearm")):
+        if name == "limits_ball_polygon" and not suffix:
+            yield from click_first_panel_header()
+        make_active(bone)
+        panel_draws.clear()
+        redraw_all()
+        if not suffix:
+            yield from wait_until(lambda: panel_draws["QUATIK_PT_bone_limits"] > 0, 10.0)
+        yield 1.0  # more redraws settle; no tooltip: the pointer rests on empty viewport
+        results["panels_drawn"][name + suffix] = sorted(panel_draws)
+        shot(name + suffix)
+
+
+def press_ctrl_z(changed_from: dict):
+    area = view3d_area()
+    x, y = area.x + area.width // 3, area.y + area.height // 2
+    simulate("MOUSEMOVE", "NOTHING", x=x, y=y)
+    simulate("Z", "PRESS", x=x, y=y, ctrl=True)
+    simulate("Z", "RELEASE", x=x, y=y, ctrl=True)
+    yield from wait_until(lambda: state() != changed_from, 10.0)
+    yield 0.5  # and let the handlers settle
+
+
+def state() -> dict:
+    """``scene_snapshot()`` plus the marker ``undo_case`` leaves in the step before the operator."""
+    return {**scene_snapshot(), "marker": bpy.context.scene.get(UNDO_MARKER)}
+
+
+def undo_case(name: str, prepare, run, finished=lambda: True):
+    """Snapshot, run an undoable operator, snapshot, Ctrl+Z, snapshot; record the differences.
+
+    The Python edits of ``prepare`` (and a marker naming this case) become an undo step of
+    their own, as a user's clicks would. Ctrl+Z must land exactly there: an operator that
+    pushed no undo step would make Ctrl+Z go one step further back, and lose the marker.
+    """
+    prepare()
+    bpy.context.scene[UNDO_MARKER] = f"before {name}"
+    with override():
+        bpy.ops.ed.undo_push(message=f"before {name}")
+        undo_possible = bpy.ops.ed.undo.poll()
+    yield 0.3
+    before = state()
+    with override():
+        returned = run()
+    yield from wait_until(finished, 20.0)  # a modal operator finishes later
+    yield 0.3
+    after = state()
+    yield from press_ctrl_z(after)
+    undone = state()
+    results["undo"][name] = {
+        "returned": sorted(returned),
+        "undo_poll": undo_possible,
+        "operator_changed": snapshot_difference(before, after),
+        "left_after_undo": snapshot_difference(before, undone),
+    }
+    print(f"undo {name}: {results['undo'][name]}", flush=True)
+
+
+def undo_cases():
+    def add_chain():
+        return bpy.ops.quat_ik.add_chain(
+            "EXEC_DEFAULT", True, chain_name="Elbow", chain_length=2, target="Target", mode="LIVE"
+        )
+
+    yield from undo_case("add_chain", lambda: make_active("Forearm"), add_chain)
+
+    def limits_from_ik_settings():
+        make_active("Forearm")
+        forearm = bpy.data.objects["Rig"].pose.bones["Forearm"]
+        forearm.lock_ik_x = forearm.lock_ik_y = True
+        forearm.use_ik_limit_z = True
+        forearm.ik_min_z, forearm.ik_max_z = 0.0, math.radians(30.0)  # narrower than the pose: it moves
+
+    def convert_limits():
+        return bpy.ops.quat_ik.limits_from_blender("EXEC_DEFAULT", True, source="IK", only_active=True)
+
+    yield from undo_case("edit_limit", limits_from_ik_settings, convert_limits)
+
+    def keys_before_bake():
+        ob = bpy.data.objects["Rig"]
+        ob.quat_ik.chains["Arm"].mode = "MANUAL"  # the keys, not a live solve, hold the pose
+        scene = bpy.context.scene
+        scene.frame_set(1)
+        for frame, turn in ((1, 0.0), (24, 0.4)):
+            for pose_bone in ob.pose.bones:
+                pose_bone.rotation_quaternion = Euler((turn, 0.0, turn)).to_quaternion()
+                pose_bone.keyframe_insert("rotation_quaternion", frame=frame, group=pose_bone.name)
+        scene.frame_set(1)
+
+    def modal_bake():
+        # What the Bake dialog's OK runs: the modal bake with a progress bar.
+        return bpy.ops.quat_ik.bake("EXEC_DEFAULT", True, frame_start=1, frame_end=24, interactive=True)
+
+    def bake_finished():
+        action = bpy.data.objects["Rig"].animation_data.action
+        curves = submodule("compat").all_action_fcurves(action) if action is not None else []
+        return any(len(fc.keyframe_points) == 24 for fc in curves)
+
+    yield from undo_case("bake", keys_before_bake, modal_bake, bake_finished)
+
+
+def set_addon_enabled(enabled: bool):
+    operator = bpy.ops.preferences.addon_enable if enabled else bpy.ops.preferences.addon_disable
+    results["enabled" if enabled else "disabled"] = sorted(operator(module=ADDON_MODULE))
+    redraw_all()
+    yield 0.5
+
+
+def session():
+    yield from set_up_window()
+    yield from open_quat_ik_tab()
+    set_overlay(True)
+    yield from screenshots()
+    yield from set_addon_enabled(False)
+    rest_the_mouse()
+    yield from screenshots("_disabled")
+    yield from set_addon_enabled(True)
+    yield from undo_cases()
+
+
+steps = session()
+
+
+def tick():
+    try:
+        return next(steps)
+    except StopIteration:
+        pass
+    except Exception:
+        traceback.print_exc()
+        results["error"] = traceback.format_exc()
+    (OUT_DIR / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    print(DONE_MARKER, flush=True)
+    bpy.ops.wm.quit_blender()
+    return None
+
+
+bpy.app.timers.register(tick, first_interval=1.0)

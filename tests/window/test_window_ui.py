@@ -1,0 +1,110 @@
+"""Debian's Blender 3.4 in a real window (xvfb): the Quat IK sidebar draws, the limits editor
+draws for a ball joint with a polygon window and for a hinge, the limit overlay draws (once it
+exists), and Ctrl+Z undoes adding a chain, editing a limit and baking.
+
+Everything comes from one window session (``conftest.window_session``). Pixels are compared
+with the same screenshot taken after disabling the add-on: whatever differs is the add-on's
+drawing. With ``QUAT_IK_SCREENSHOTS_DIR`` set, each test that passes copies the README's
+screenshots there (``tools/screenshots.py``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.window import images
+
+pytestmark = pytest.mark.window
+
+# The sidebar (or any region) "shows something" when this share of its pixels changed against
+# the add-on-disabled screenshot; a panel with text changes far more.
+PANEL_CHANGED_MIN = 0.05
+PANEL_DETAIL_MIN = 0.01
+# An overlay for one bone covers a few thousand pixels of a 1600x1000 window at least.
+OVERLAY_CHANGED_MIN = 0.001
+
+SIDEBAR_TAB_STRIP_PX = 24  # the tab names at the sidebar's right edge, left out when trimming
+
+# Blender prints errors raised in draw() ("Traceback", "ValueError: ..."); the add-on prints
+# what its handlers and draw callback catch as "Quat IK: ..." lines.
+PYTHON_ERROR = re.compile(r"Traceback|Error\b|^Quat IK: ", re.MULTILINE)
+
+
+def publish(publish_dir: Path | None, name: str, pixels=None, source: Path | None = None) -> None:
+    if publish_dir is None:
+        return
+    publish_dir.mkdir(parents=True, exist_ok=True)
+    if source is not None:
+        shutil.copyfile(source, publish_dir / name)
+    else:
+        images.save(publish_dir / name, pixels)
+
+
+def sidebar_pair(window_session, name: str):
+    enabled, disabled = window_session.shot(name), window_session.shot(name + "_disabled")
+    rect = tuple(enabled["regions"]["UI"])
+    assert rect == tuple(disabled["regions"]["UI"]), "the sidebar moved between the two screenshots"
+    return images.crop(images.load(enabled["path"]), rect), images.crop(images.load(disabled["path"]), rect)
+
+
+def viewport_pair(window_session, name: str):
+    enabled, disabled = window_session.shot(name), window_session.shot(name + "_disabled")
+    rect = images.viewport_rect({k: tuple(v) for k, v in enabled["regions"].items()})
+    return images.crop(images.load(enabled["path"]), rect), images.crop(images.load(disabled["path"]), rect)
+
+
+def test_no_python_error_is_printed_while_the_ui_draws(window_session) -> None:
+    errors = [line for line in window_session.output.splitlines() if PYTHON_ERROR.search(line)]
+    assert not errors, "\n".join(errors) + "\n" + window_session.describe()
+
+
+def test_sidebar_shows_the_chain_panels(window_session, publish_dir) -> None:
+    drawn = set(window_session.results["panels_drawn"]["panel_chain"])
+    assert {"QUATIK_PT_chains", "QUATIK_PT_chain_status", "QUATIK_PT_bone_limits"} <= drawn, drawn
+    assert window_session.results["panels_drawn"]["panel_chain_disabled"] == [], "panels drew while disabled"
+    with_addon, without = sidebar_pair(window_session, "panel_chain")
+    assert images.changed_fraction(with_addon, without) > PANEL_CHANGED_MIN
+    assert images.detail(with_addon) > PANEL_DETAIL_MIN, "the Quat IK sidebar looks empty"
+    publish(publish_dir, "overview.png", source=Path(window_session.shot("panel_chain")["path"]))
+    publish(
+        publish_dir, "panel_chain.png", images.trim_to_changes(with_addon, without, ignore_right=SIDEBAR_TAB_STRIP_PX)
+    )
+
+
+@pytest.mark.parametrize("name", ["limits_ball_polygon", "limits_hinge"])
+def test_limits_editor_draws(window_session, publish_dir, name: str) -> None:
+    assert "QUATIK_PT_bone_limits" in window_session.results["panels_drawn"][name]
+    with_addon, without = sidebar_pair(window_session, name)
+    assert images.changed_fraction(with_addon, without) > PANEL_CHANGED_MIN
+    assert images.detail(with_addon) > PANEL_DETAIL_MIN, "the limits editor looks empty"
+    trimmed = images.trim_to_changes(with_addon, without, ignore_right=SIDEBAR_TAB_STRIP_PX)
+    publish(publish_dir, name.replace("limits_", "limits_editor_") + ".png", trimmed)
+
+
+@pytest.mark.parametrize("name", ["limits_ball_polygon", "limits_hinge"])
+def test_limit_overlay_draws_for_ball_and_hinge(window_session, publish_dir, name: str) -> None:
+    """With ``scene.quat_ik.show_limit_overlay`` on (``overlay_toggle()`` in the session), the
+    viewport differs from the add-on-disabled one: the polygonal window cone and twist arc of
+    the ball joint, the fan of the hinge."""
+    assert window_session.results["overlay_toggle"], "no overlay toggle found (see overlay_toggle())"
+    with_addon, without = viewport_pair(window_session, name)
+    changed = images.changed_fraction(with_addon, without)
+    assert changed > OVERLAY_CHANGED_MIN, f"the viewport with the overlay on changed {changed:.3%} of pixels"
+    publish(publish_dir, name.replace("limits_", "overlay_") + ".png", with_addon)
+
+
+@pytest.mark.parametrize("case", ["add_chain", "edit_limit", "bake"])
+def test_ctrl_z_brings_back_the_previous_state(window_session, case: str) -> None:
+    """The operator ran with an undo push and changed the scene; Ctrl+Z over the viewport
+    brought back chains, limits, pose and keys exactly (``scene_snapshot`` before)."""
+    undo = window_session.results["undo"][case]
+    assert undo["undo_poll"], "ed.undo could not run in the window"
+    assert undo["returned"] in (["FINISHED"], ["RUNNING_MODAL"]), undo  # the UI's bake runs modally
+    assert undo["operator_changed"], f"{case} changed nothing, so undoing it proves nothing"
+    if case == "bake":
+        assert "actions['RigAction'] changed" in undo["operator_changed"], undo["operator_changed"]
+    assert undo["left_after_undo"] == "", f"after Ctrl+Z: {undo['left_after_undo']}"
