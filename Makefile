@@ -2,7 +2,8 @@
 # both work on a fresh clone and on a fresh CI machine (.ci/run calls `make test`):
 #   make test  - pytest, the whole suite (solver, bpy 5.0, Blender 3.4 binary, window tests, and
 #                the version-matrix smoke in bpy 4.2 and 4.5 from their own venvs)
-#   make demo  - tools/demo.py: install the add-on in headless Blender, rig an arm, save out/demo/
+#   make demo  - tools/demo.py: install the add-on in headless Blender, bake every sample rig with
+#                Quat IK and with Blender's IK, write out/demo/ (baked .blend files, plots, a table)
 # Set-up steps: .venv with the pinned dev dependency group from pyproject.toml, .venv-bpy42 and
 # .venv-bpy45 (bpy 4.2/4.5 LTS only, pinned in tests/compat/requirements-*.txt; the smoke tests
 # start them as subprocesses), Debian's Blender 3.4 + xvfb (installed only if missing, as root),

@@ -1,21 +1,35 @@
-"""Demo: install the built add-on in a headless Blender (the bpy 5.0 module) and rig an arm with it.
+"""Demo: install the built add-on in a headless Blender and bake every sample rig with it.
 
-Run ``make demo`` (sets up .venv first) or ``.venv/bin/python tools/demo.py``. Writes
-``out/demo/arm3.blend``: a 3-bone armature chain with one Quat IK chain on it, made the way
-a user makes it (install the zip, pose mode, "Add Quat IK Chain"), its target animated and
-the chain baked to keyframes ("Bake Quat IK"). Blender's user folders
-point at a temporary directory, so your own Blender setup is never read or changed.
+Run ``make demo`` (sets up .venv and builds the zip first) or ``.venv/bin/python tools/demo.py``.
+Blender's user folders point at a temporary directory, so your own Blender setup is never read
+or changed. For each rig in ``sample_rigs/`` it bakes the Quat IK chains (the Bake button's
+operator) and, for comparison, Blender's own IK constraint on the same bones and targets, then
+writes to ``out/demo/``:
 
-To grow the demo, add a step function per rig and call it from ``main``.
+* ``<rig>.blend``: the rig with both bakes (Quat IK's action plays; "Blender IK bake" is kept);
+* ``<rig>.png``: target path against both tips' paths, tip error, every joint against its limits;
+* ``summary.md`` / ``summary.json``: the table printed at the end;
+* ``human_arm.bvh``: the baked arm exported with Blender's BVH exporter and checked by reading
+  it back with the BVH importer (``tools/demo_bvh.py`` says how).
+
+``--only arm3,leg`` bakes some rigs only; ``--readme-images`` also refreshes the demo plots the
+README shows (docs/images/demo_*.png).
+
+Exit status 0 when every step worked, 1 otherwise (after trying the remaining rigs).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import shutil
 import sys
 import tempfile
+import time
 import traceback
+from dataclasses import asdict
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -24,51 +38,102 @@ sys.path.insert(0, str(REPO_ROOT))  # run as a script, this file's folder is on 
 from tools.build_extension import DIST_DIR, BuildError, build_extension  # noqa: E402  (needs sys.path above)
 
 OUT_DIR = REPO_ROOT / "out" / "demo"
+RIGS_DIR = REPO_ROOT / "sample_rigs"
+README_IMAGES = ("arm3",)  # demo plots copied to docs/images/ with --readme-images
+BVH_RIG = "human_arm"  # exported to BVH and read back (the first rig baked when it is not)
 
 
 def say(message: str) -> None:
     print(f"demo: {message}", flush=True)
 
 
-def rig_arm3(out_dir: Path) -> Path:
-    """A 3-bone chain with a Quat IK chain from root to tip, its target swept sideways over
-    frames 1-24 and baked to keys; saved as arm3.blend."""
-    import bpy
+def bake_one(name: str, rigs_dir: Path, out_dir: Path, module: str) -> tuple:
+    """Bake one rig both ways, plot it; returns (RigRun, stats by solver)."""
+    from sample_rigs.make_rigs import RIGS_BY_NAME, make_rig
+    from tools.demo_bake import bake_rig
+    from tools.demo_metrics import solver_stats
+    from tools.figures import rig_figure
 
-    from tools.blender_session import add_quat_ik_chain, make_bone_chain
+    blend = rigs_dir / f"{name}.blend"
+    if not blend.is_file():  # not in this checkout: build it the way the tests do
+        say(f"{name}: {blend} missing, generating it into {out_dir / 'rigs'}")
+        blend = make_rig(RIGS_BY_NAME[name], out_dir / "rigs")
+    run = bake_rig(blend, out_dir, module)
+    stats = {
+        solver: solver_stats(run.frames, run.chains, run.runs[solver], run.bake_seconds[solver]) for solver in run.runs
+    }
+    png = rig_figure(run, stats, out_dir / f"{name}.png")
+    ours, theirs = stats["quat_ik"], stats["blender_ik"]
+    say(
+        f"{name}: {ours.frames} frames; Quat IK {ours.bake_seconds:.2f} s, reached {ours.reached}; "
+        f"Blender IK {theirs.bake_seconds:.2f} s, reached {theirs.reached}; wrote {png.name}, {run.baked_blend.name}"
+    )
+    return run, stats
 
-    bpy.ops.wm.read_homefile(use_empty=True)  # start from an empty scene
-    ob = make_bone_chain("Arm3", 3)
-    add_quat_ik_chain(ob, tip_bone="Bone.002", chain_length=3)
-    chain = ob.quat_ik.chains[0]
-    say(f"added a Quat IK chain on {ob.name}: tip {chain.tip_bone}, {chain.chain_length} bones")
 
-    target = chain.target_object
-    for frame, location in ((1, (0.5, 0.0, 2.5)), (24, (1.5, 0.0, 1.5))):
-        target.location = location
-        target.keyframe_insert("location", frame=frame)
-    result = bpy.ops.quat_ik.bake(armature=ob.name, frame_start=1, frame_end=24)
-    if result != {"FINISHED"}:
-        raise RuntimeError(f"quat_ik.bake returned {result}")
-    rotations = []
-    for frame in (1, 24):
-        bpy.context.scene.frame_set(frame)
-        rotations.append(tuple(ob.pose.bones["Bone"].rotation_quaternion))
-    if rotations[0] == rotations[1]:
-        raise RuntimeError("after baking, the root bone has the same rotation on frames 1 and 24")
-    say(f"baked frames 1-24 into action '{ob.animation_data.action.name}'")
+def summary_table(results: dict) -> str:
+    lines = [
+        "| rig | frames | solver | bake s | tip error mm (median / p95 / max) | orientation error ° (max) "
+        "| reached | limit violation ° (max, frames) | largest joint jump ° (frame) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, (_run, stats) in results.items():
+        for solver, label in (("quat_ik", "Quat IK"), ("blender_ik", "Blender IK")):
+            s = stats[solver]
+            orientation = "–" if s.orientation_deg is None else f"{s.orientation_deg[1]:.3g}"
+            lines.append(
+                f"| {name} | {s.frames} | {label} | {s.bake_seconds:.2f} "
+                f"| {s.error_mm[0]:.3g} / {s.error_mm[1]:.3g} / {s.error_mm[2]:.3g} | {orientation} "
+                f"| {s.reached}/{s.frames} | {s.violation_max_deg:.2g} ({s.frames_violating}) "
+                f"| {s.jump_max_deg:.1f} ({s.jump_frame}) |"
+            )
+    return "\n".join(lines)
 
-    blend_path = out_dir / "arm3.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend_path))
-    return blend_path
+
+def write_summary(out_dir: Path, results: dict, bvh, environment: dict) -> str:
+    from tools.demo_metrics import REACHED_ANGLE, REACHED_DISTANCE, VIOLATION_TOLERANCE
+
+    table = summary_table(results)
+    notes = [
+        f"Blender {environment['blender']}, Python {environment['python']}, {environment['cpus']} CPUs; "
+        f"total demo time {environment['seconds']:.0f} s.",
+        f"Reached: every chain's tip within {REACHED_DISTANCE * 1e3:g} mm of its target (and its rotation within "
+        f"{math.degrees(REACHED_ANGLE):g}° where the chain has an orientation goal). Limit violations are measured "
+        f"against Quat IK's limits for both solvers (Blender's IK gets the closest limits it can express); frames "
+        f"count when a joint is more than {math.degrees(VIOLATION_TOLERANCE):g}° outside.",
+        "Quat IK: the `quat_ik.bake` operator (the Bake button). Blender IK: its IK constraint on the same bones and "
+        "targets, baked with `nla.bake` (visual keying) from the rest pose.",
+    ]
+    if bvh is not None:
+        notes.append(
+            f"BVH: `{bvh.path.name}` ({bvh.bones} bones, {bvh.frames} frames) exported and re-imported with Blender's "
+            f"bundled BVH add-on: heads and tails within {bvh.position_error * 1e3:.2g} mm, bone rotations within "
+            f"{math.degrees(bvh.angle_error):.2g}° of the bake ({'OK' if bvh.ok else 'MISMATCH'})."
+        )
+    text = "# quat-ik demo\n\n" + table + "\n\n" + "\n\n".join(notes) + "\n"
+    (out_dir / "summary.md").write_text(text, encoding="utf-8")
+    data = {
+        "environment": environment,
+        "rigs": {name: {solver: asdict(s) for solver, s in stats.items()} for name, (_run, stats) in results.items()},
+        "bvh": None if bvh is None else {**asdict(bvh), "path": str(bvh.path), "ok": bvh.ok},
+    }
+    (out_dir / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return table + "\n\n" + "\n".join(notes[1:2] + notes[3:])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out-dir", type=Path, default=OUT_DIR, help="where the .blend files go (default: out/demo/)")
+    parser.add_argument("--out-dir", type=Path, default=OUT_DIR, help="where results go (default: out/demo/)")
     parser.add_argument("--dist-dir", type=Path, default=DIST_DIR, help="where the zip goes (default: dist/)")
+    parser.add_argument("--rigs-dir", type=Path, default=RIGS_DIR, help="the sample rigs (default: sample_rigs/)")
+    parser.add_argument("--only", default="", help="comma-separated rig names (default: all)")
+    parser.add_argument("--readme-images", action="store_true", help="also copy some plots to docs/images/")
     args = parser.parse_args(argv)
     out_dir = args.out_dir.resolve()
+    started = time.perf_counter()
+    failures: list[str] = []
+    results: dict = {}
+    bvh = None
     try:
         say("building and validating the extension zip")
         zip_path = build_extension(dist_dir=args.dist_dir.resolve())
@@ -78,13 +143,54 @@ def main(argv: list[str] | None = None) -> int:
             os.environ["BLENDER_USER_RESOURCES"] = user_dir  # must be set before bpy is imported
             import bpy
 
+            from sample_rigs.make_rigs import RIGS
             from tools.blender_session import install_addon
 
             say(f"installing it in Blender {bpy.app.version_string} (headless, user folders in {user_dir})")
             module = install_addon(zip_path)
             say(f"enabled {module}")
-            blend_path = rig_arm3(out_dir)
-            say(f"saved {blend_path}")
+            known = [rig.name for rig in RIGS]
+            names = [n for n in args.only.split(",") if n] or known
+            unknown = [n for n in names if n not in known]
+            if unknown:
+                say(f"FAILED: no sample rig {', '.join(unknown)}; the rigs are {', '.join(known)}")
+                return 1
+            for name in names:
+                say(f"{name}: baking with Quat IK, then with Blender's IK constraint")
+                try:
+                    results[name] = bake_one(name, args.rigs_dir.resolve(), out_dir, module)
+                except Exception:
+                    traceback.print_exc()
+                    failures.append(f"{name}: baking failed (traceback above)")
+            bvh_rig = BVH_RIG if BVH_RIG in results else next(iter(results), None)
+            if bvh_rig is not None:
+                from tools.demo_bvh import bvh_round_trip
+
+                say(f"{bvh_rig}: exporting the bake to BVH and importing it back")
+                try:
+                    bvh = bvh_round_trip(out_dir / f"{bvh_rig}.blend", out_dir / f"{bvh_rig}.bvh")
+                    if not bvh.ok:
+                        failures.append(
+                            f"BVH round trip differs: {bvh.position_error:.3g} units, "
+                            f"{math.degrees(bvh.angle_error):.3g}° (tolerance in tools/demo_bvh.py)"
+                        )
+                except Exception:
+                    traceback.print_exc()
+                    failures.append("BVH round trip failed (traceback above)")
+            environment = {
+                "blender": bpy.app.version_string,
+                "python": sys.version.split()[0],
+                "cpus": os.cpu_count(),
+                "seconds": time.perf_counter() - started,
+            }
+        if results:
+            summary = write_summary(out_dir, results, bvh, environment)
+            print("\n" + summary + "\n", flush=True)
+            say(f"wrote {out_dir / 'summary.md'} and {len(results)} rigs' .blend and .png files")
+        if args.readme_images:
+            for name in README_IMAGES:
+                if (out_dir / f"{name}.png").is_file():
+                    shutil.copyfile(out_dir / f"{name}.png", REPO_ROOT / "docs" / "images" / f"demo_{name}.png")
     except BuildError as error:  # already a complete explanation; a traceback would bury it
         say(f"FAILED: {error}")
         return 1
@@ -92,7 +198,11 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         say("FAILED (see the error above)")
         return 1
-    say("done")
+    if failures:
+        for failure in failures:
+            say(f"FAILED: {failure}")
+        return 1
+    say(f"done in {time.perf_counter() - started:.0f} s")
     return 0
 
 

@@ -18,7 +18,8 @@ AXIS_VECTORS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)
 
 
 def _deg_range(low: float, high: float) -> tuple[float, float]:
-    return (math.degrees(low), math.degrees(high))
+    # Blender stores ±π as 32-bit floats, which read back a hair beyond ±180°.
+    return (max(-180.0, math.degrees(low)), min(180.0, math.degrees(high)))
 
 
 def window_spec(window) -> spec.ReachWindow:

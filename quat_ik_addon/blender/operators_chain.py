@@ -90,7 +90,9 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
         description="How a swing outside the reach windows is brought back",
         items=properties.CLAMP_MODES,
     )
-    restarts: IntProperty(name="Restarts", description="Extra solves from other start poses", default=0, min=0, max=64)
+    restarts: IntProperty(
+        name="Restarts", description="Rounds of extra solves from other start poses", default=2, min=0, max=64
+    )
     use_learned_start: BoolProperty(name="Learned Start Poses", description="Start from precomputed poses")
     method: EnumProperty(name="Method", description="Solver algorithm", items=properties.METHODS, default="COMBINED")
 

@@ -155,8 +155,8 @@ class QuatIKChain(bpy.types.PropertyGroup):
     )
     restarts: IntProperty(
         name="Restarts",
-        description="Extra solves from other start poses when a solve fails to reach the target",
-        default=0,
+        description="Rounds of extra solves from other start poses when a solve fails to reach the target",
+        default=2,
         min=0,
         max=64,
         update=_changed,
