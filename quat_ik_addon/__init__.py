@@ -46,14 +46,13 @@ def _registered_classes() -> tuple:
 def register() -> None:
     import bpy
 
-    from .blender import handlers, limits_panel, limits_properties, overlay_draw, panels, properties
+    from .blender import handlers, limits_properties, menus, overlay_draw, properties
 
     for cls in _registered_classes():
         bpy.utils.register_class(cls)
     properties.attach()
     limits_properties.attach()
-    panels.register_menus()
-    limits_panel.register_menus()
+    menus.register()
     handlers.register()
     overlay_draw.register()
 
@@ -61,12 +60,11 @@ def register() -> None:
 def unregister() -> None:
     import bpy
 
-    from .blender import handlers, limits_panel, limits_properties, overlay_draw, panels, properties
+    from .blender import handlers, limits_properties, menus, overlay_draw, properties
 
     overlay_draw.unregister()
     handlers.unregister()
-    limits_panel.unregister_menus()
-    panels.unregister_menus()
+    menus.unregister()
     limits_properties.detach()
     properties.detach()
     for cls in reversed(_registered_classes()):

@@ -263,23 +263,6 @@ def draw_pose_menu(self, context):
     self.layout.menu("QUATIK_MT_joint_limits")
 
 
-_MENUS = ("VIEW3D_MT_pose",)
-
-
-def register_menus() -> None:
-    for name in _MENUS:
-        menu = getattr(bpy.types, name, None)
-        if menu is not None:
-            menu.append(draw_pose_menu)
-
-
-def unregister_menus() -> None:
-    for name in _MENUS:
-        menu = getattr(bpy.types, name, None)
-        if menu is not None:
-            menu.remove(draw_pose_menu)
-
-
 CLASSES = (
     QUATIK_UL_windows,
     QUATIK_UL_polygon_vertices,

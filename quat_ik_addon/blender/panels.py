@@ -179,23 +179,6 @@ def draw_pose_ik_menu(self, context):
     layout.operator("quat_ik.bake", text="Bake Quat IK...")
 
 
-_MENUS = ("VIEW3D_MT_pose_ik",)
-
-
-def register_menus() -> None:
-    for name in _MENUS:
-        menu = getattr(bpy.types, name, None)
-        if menu is not None:
-            menu.append(draw_pose_ik_menu)
-
-
-def unregister_menus() -> None:
-    for name in _MENUS:
-        menu = getattr(bpy.types, name, None)
-        if menu is not None:
-            menu.remove(draw_pose_ik_menu)
-
-
 CLASSES = (
     QUATIK_UL_chains,
     QUATIK_PT_chains,
