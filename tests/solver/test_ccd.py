@@ -156,4 +156,7 @@ def test_batched_and_single_solves_agree(rng):
     batched = solve_ccd(chain, targets)
     for i in range(0, 20, 5):
         single = solve_ccd(chain, targets[i])
-        np.testing.assert_allclose(single.rotations[0], batched.rotations[i], atol=1e-12)
+        # The same answer up to rounding (BLAS may round a batch and a single row differently,
+        # which can shift the sweep at which a solve stops by one).
+        assert single.converged[0] == batched.converged[i]
+        assert np.max(quat.angle_between(single.rotations[0], batched.rotations[i])) < 1e-5

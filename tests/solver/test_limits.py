@@ -109,7 +109,8 @@ def test_fast_paths_change_nothing_but_speed():
     window = polygon_window_deg([(-40, -30), (50, -30), (60, 40), (-30, 50)])
     fast = BallJoint((window,), AngleRange(-1.0, 1.0), use_fast_paths=True)
     slow = BallJoint((window,), AngleRange(-1.0, 1.0), use_fast_paths=False)
-    np.testing.assert_array_equal(fast.clamp(ROTATIONS), slow.clamp(ROTATIONS))
+    # Equal up to rounding: BLAS may round a subset of rows differently from the whole batch.
+    np.testing.assert_allclose(fast.clamp(ROTATIONS), slow.clamp(ROTATIONS), rtol=0, atol=1e-12)
 
 
 def test_stiff_joint_takes_only_its_share_of_the_step():
