@@ -40,6 +40,10 @@ def rig_and_options(ob, chain) -> tuple[rig_reader.ChainRig, solve_adapter.Solve
 def read_job(ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False) -> chain_solve.ChainJob:
     """A chain's job for the current frame; ChainError if it cannot be read."""
     rig, options = rig_and_options(ob, chain)
+    if warm_start and chain.status_iterations > 0 and not chain.status_converged:
+        # Posing live while the target stays out of reach: restarts cannot reach it either,
+        # and running them on every update would make dragging the target sluggish.
+        options = dataclasses.replace(options, settings=dataclasses.replace(options.settings, restarts=0))
     inputs = rig_reader.read_frame_inputs(rig, depsgraph)
     return chain_solve.ChainJob(
         rig=rig,
