@@ -13,6 +13,7 @@ The menu puts every tool in Pose mode's header menu, which is also how F3 search
 from __future__ import annotations
 
 import math
+import textwrap
 
 import bpy
 
@@ -153,16 +154,8 @@ def _draw_problem(layout, pose_bone) -> None:
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    words, lines, line = text.split(), [], ""
-    for word in words:
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    if line:
-        lines.append(line)
-    return lines
+    """Lines of at most ``width`` characters, broken between words (panel labels do not wrap)."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
 
 
 class QUATIK_PT_limit_overlay(bpy.types.Panel):

@@ -5,6 +5,8 @@ Joint limits of the active bone have their own panel module (``limits_panel.py``
 
 from __future__ import annotations
 
+import textwrap
+
 import bpy
 
 from . import properties
@@ -158,16 +160,8 @@ class QUATIK_PT_chain_status(_QuatIKPanel, bpy.types.Panel):
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    words, lines, line = text.split(), [], ""
-    for word in words:
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    if line:
-        lines.append(line)
-    return lines
+    """Lines of at most ``width`` characters, broken between words (panel labels do not wrap)."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
 
 
 def draw_pose_ik_menu(self, context):
