@@ -1,8 +1,10 @@
 """Bake chains over a frame range into keyframes, in three steps.
 
-1. ``gather()``: step through the frames once (``scene.frame_set``) and read every chain's
-   inputs (a generator, so a modal operator can show progress and stop on Esc); the current
-   frame is restored however it ends, and the live/per-frame handlers are off meanwhile.
+1. ``gather()``: every chain's inputs for every frame (a generator, so a modal operator can
+   show progress and stop on Esc). When ``input_sampling`` can vouch for all chains, they come
+   straight from the F-curves and no frame is stepped; otherwise it steps through the frames
+   once (``scene.frame_set``) and reads them from the evaluated scene, restoring the current
+   frame however it ends. The live/per-frame handlers are off meanwhile.
 2. ``solve()``: one batched solve per chain for all frames (``chain_solve``).
 3. ``write()``: all keys in bulk (``keyframes``), each bone in its rotation mode, into the
    active action, a new action, or a new NLA strip. Keys outside the range and on other
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from . import chain_solve, compat, keyframes, pose_solve, rig_reader, rotation_modes, runtime
+from . import chain_solve, compat, input_sampling, keyframes, pose_solve, rig_reader, rotation_modes, runtime
 from .errors import ChainError
 from .locks import EULER_ORDERS
 
@@ -38,6 +40,7 @@ class BakeSettings:
     simplify: bool = False
     simplify_tolerance: float = 1e-4
     set_manual: bool = True
+    sample_inputs: bool = True  # False: always step frames to gather (tests compare the two)
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class BakeSummary:
     max_error: float
     warnings: tuple[str, ...]
     seconds: dict  # wall time of each step: "gather", "solve", "write"
+    gather_path: str = ""  # how the inputs were gathered: "sampled" or "frame_set"
 
 
 class Bake:
@@ -79,17 +83,50 @@ class Bake:
             self.rigs.append(rig)
             self.options.append(options)
         self.frames = np.arange(settings.frame_start, settings.frame_end + 1, settings.step, dtype=float)
-        self.inputs: list[list] = [[] for _ in self.chains]
+        # Per chain: a StackedInputs (sampled) or a list of FrameInputs, one per frame (stepped).
+        self.inputs: list[chain_solve.StackedInputs | list[rig_reader.FrameInputs]] = [[] for _ in self.chains]
         self.solutions: list[chain_solve.ChainSolution] = []
         self.seconds = {"gather": 0.0, "solve": 0.0, "write": 0.0}
+        self.gather_path = ""  # "sampled" or "frame_set" once gathered
+        self.sampling_refused = ""  # why the inputs could not be sampled, for messages and tests
 
     # 1. ----------------------------------------------------------------- gather
 
     def gather(self, depsgraph_getter) -> Iterator[float]:
-        """Read inputs frame by frame; yields the fraction done after each frame.
+        """Read every chain's inputs for every frame; yields the fraction done.
 
-        ``depsgraph_getter()`` returns the evaluated depsgraph (``context.evaluated_depsgraph_get``).
+        Sampled from the F-curves when ``input_sampling`` vouches for every chain (one yield, no
+        frame changes), else read frame by frame (a yield after each frame). ``gather_path``
+        says which ran. ``depsgraph_getter()`` returns the evaluated depsgraph
+        (``context.evaluated_depsgraph_get``).
         """
+        if self.settings.sample_inputs and self._sample(depsgraph_getter):
+            yield 1.0
+            return
+        yield from self._step_frames(depsgraph_getter)
+
+    def _sample(self, depsgraph_getter) -> bool:
+        """Fill ``inputs`` from the F-curves if every chain allows it; False (inputs untouched) if not."""
+        started = time.perf_counter()
+        sampled = []
+        with runtime.suspend_solving():
+            depsgraph = depsgraph_getter()
+            for rig in self.rigs:
+                inputs, why_not = input_sampling.sample_or_reason(rig, self.frames, depsgraph)
+                if inputs is None:
+                    self.sampling_refused = f"chain '{rig.chain_name}': {why_not}"
+                    break
+                sampled.append(inputs)
+        self.seconds["gather"] += time.perf_counter() - started
+        if len(sampled) < len(self.rigs):
+            return False
+        self.inputs = sampled
+        self.gather_path = "sampled"
+        return True
+
+    def _step_frames(self, depsgraph_getter) -> Iterator[float]:
+        """Read inputs frame by frame; yields the fraction done after each frame."""
+        self.gather_path = "frame_set"
         scene = self.scene
         frame, subframe = scene.frame_current, scene.frame_subframe
         try:
@@ -119,7 +156,9 @@ class Bake:
             chain_solve.ChainJob(
                 rig=rig,
                 options=options,
-                inputs=chain_solve.StackedInputs.stack(inputs),
+                inputs=inputs
+                if isinstance(inputs, chain_solve.StackedInputs)
+                else chain_solve.StackedInputs.stack(inputs),
                 warm_start=False,
                 sequence=True,
             )
@@ -223,11 +262,9 @@ class Bake:
         anim = self.ob.animation_data
         if settings.destination == "NLA" and anim.action is not None:
             warnings.append(f"the active action '{anim.action.name}' plays on top of the new NLA strip")
-        # Show the new keys at the current frame.
-        with runtime.suspend_solving():
-            self.scene.frame_set(self.scene.frame_current, subframe=self.scene.frame_subframe)
+        self._show_new_keys()
         self.seconds["write"] = time.perf_counter() - started
-        runtime.last_bake_seconds = dict(self.seconds)
+        runtime.last_bake_seconds = {**self.seconds, "gather_path": self.gather_path}
         return BakeSummary(
             chains=len(self.chains),
             frames=len(self.frames),
@@ -237,4 +274,20 @@ class Bake:
             max_error=max_error,
             warnings=tuple(warnings),
             seconds=dict(self.seconds),
+            gather_path=self.gather_path,
         )
+
+    def _show_new_keys(self) -> None:
+        """Evaluate the scene's depsgraphs so the pose shows the new keys at the current frame.
+
+        Writing keys already tags the animation for re-evaluation (checked in 3.4, 4.2, 4.5 and
+        5.0), so a viewport shows them at its next redraw anyway; evaluating here also puts the
+        baked values in the pose bones' properties for Python code that reads them right after
+        the bake. Unlike ``frame_set`` this re-evaluates only what the new keys changed, and runs
+        no frame-change handlers.
+        """
+        with runtime.suspend_solving():
+            for view_layer in self.scene.view_layers:
+                depsgraph = view_layer.depsgraph  # None for a view layer never evaluated
+                if depsgraph is not None:
+                    depsgraph.update()
