@@ -34,14 +34,15 @@ class _Sweep:
     def joint_step(self, i: int, q: Array, pre: Array, head: Array, effector: Array, tip: Array):
         """Turn joint i; returns its new rotation and the moved effector and tip frame."""
         to_local = quat.conjugate(pre)
-        now = [quat.rotate(to_local, effector - head)[:, None, :]]
-        wanted = [quat.rotate(to_local, self.goals.positions - head)[:, None, :]]
+        now, wanted = (effector - head)[:, None, :], (self.goals.positions - head)[:, None, :]
         axis_pairs = self.goals.tip_axis_pairs(tip)
         if axis_pairs is not None:
-            now.append(quat.rotate(to_local[:, None, :], axis_pairs[0]))
-            wanted.append(quat.rotate(to_local[:, None, :], axis_pairs[1]))
-        now_pairs = np.concatenate(now, axis=1) if len(now) > 1 else now[0]
-        wanted_pairs = np.concatenate(wanted, axis=1) if len(wanted) > 1 else wanted[0]
+            now = np.concatenate((now, axis_pairs[0]), axis=1)
+            wanted = np.concatenate((wanted, axis_pairs[1]), axis=1)
+        # Every pair seen from the joint, in its pre-rotation frame, by one rotation.
+        seen = quat.rotate(to_local[:, None, :], np.concatenate((now, wanted), axis=1))
+        now_pairs, wanted_pairs = seen[:, : now.shape[1]], seen[:, now.shape[1] :]
+        effector_local = seen[:, 0]
         old = q[:, i]
         limit = self.chain.limits[i]
         new = limit.step_towards(old, now_pairs, wanted_pairs, self.weights)
@@ -54,7 +55,7 @@ class _Sweep:
             new = limit.clamp(toward)
         # Effector and tip are rigid in bone i's frame: carry them from the old pose to the new.
         carry = quat.multiply(pre, quat.multiply(new, quat.conjugate(old)))
-        moved_effector = head + quat.rotate(carry, quat.rotate(to_local, effector - head))
+        moved_effector = head + quat.rotate(carry, effector_local)
         return new, moved_effector, quat.multiply(carry, quat.multiply(to_local, tip))
 
 
@@ -102,7 +103,7 @@ def initial_poses(chain: Chain, start: ArrayLike | None, n_targets: int) -> Arra
 
 def goal_errors_of(pose: ChainPose, goals: Goals) -> tuple[Array, Array]:
     """Position error and orientation error (radians) of posed chains."""
-    return np.linalg.norm(pose.effector - goals.positions, axis=1), goals.orientation_error(pose.rotations[:, -1])
+    return quat.length(pose.effector - goals.positions), goals.orientation_error(pose.rotations[:, -1])
 
 
 def goal_errors(chain: Chain, goals: Goals, rotations: Array) -> tuple[Array, Array, Array]:
@@ -172,7 +173,7 @@ def run_ccd(
         effector, tip = sweep_once(sweep, q)
         rotations[rows] = q
         iterations[rows] += 1
-        row_position_error = np.linalg.norm(effector - row_goals.positions, axis=1)
+        row_position_error = quat.length(effector - row_goals.positions)
         row_orientation_error = row_goals.orientation_error(tip)
         new_error = combined_error(chain, row_position_error, row_orientation_error)
         improved = new_error < best_error[rows]

@@ -18,7 +18,6 @@ from numpy.typing import NDArray
 from . import quaternion as quat
 from .chain import Chain, ChainPose
 from .goals import Goals
-from .limits import FixedJoint, HingeJoint
 from .settings import SolveSettings
 
 Array = NDArray[np.float64]
@@ -26,14 +25,16 @@ Array = NDArray[np.float64]
 MAX_JOINT_STEP = 0.5  # radians: a damped step never turns one joint further than this
 
 
-def _skew(v: Array) -> Array:
-    """[v]×, so that [v]× u = v × u, for (..., 3) vectors."""
-    zero = np.zeros(v.shape[:-1])
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    return np.stack(
-        (np.stack((zero, -z, y), -1), np.stack((z, zero, -x), -1), np.stack((-y, x, zero), -1)),
-        axis=-2,
-    )
+# (lever @ _TURN_MOVES)[3i + l] = (−[lever]×)[i, l]: how a turn about root-frame axis l at a head
+# moves the effector along axis i (u × lever = −[lever]× u). One ±1 per entry: exact.
+_TURN_MOVES = np.array(
+    [
+        [0, 0, 0, 0, 0, 1, 0, -1, 0],  # lever x
+        [0, 0, -1, 0, 0, 0, 1, 0, 0],  # lever y
+        [0, 1, 0, -1, 0, 0, 0, 0, 0],  # lever z
+    ],
+    dtype=float,
+)
 
 
 def _orientation_residual(goals: Goals, tip: Array) -> tuple[Array, Array] | None:
@@ -45,11 +46,44 @@ def _orientation_residual(goals: Goals, tip: Array) -> tuple[Array, Array] | Non
         aim = quat.rotate(tip, goals.aim_axis)
         turn = quat.rotation_between(aim, goals.directions)
         angle = quat.direction_angle(aim, goals.directions)
-        axis = turn[:, 1:] / np.maximum(np.linalg.norm(turn[:, 1:], axis=1, keepdims=True), 1e-300)
+        axis = turn[:, 1:] / np.maximum(quat.length(turn[:, 1:]), 1e-300)[:, None]
         # Turning about the aim axis itself changes nothing that counts: project it out.
         across = np.eye(3) - aim[:, :, None] * aim[:, None, :]
         return axis * angle[:, None], across
     return None
+
+
+class _AllowedTurns:
+    """Projectors onto each joint's allowed rotations at a pose, in the root frame: identity for
+    ball and free joints, a aᵀ for a hinge about a, zero for a fixed joint. Applied by joint
+    kind, so ball and free joints cost nothing."""
+
+    def __init__(self, chain: Chain, pre: Array):
+        self.hinges = chain.hinge_bones
+        self.fixed = chain.fixed_bones
+        if self.hinges.size:
+            axes = quat.rotate(pre[:, self.hinges], chain.hinge_axes)
+            self.hinge_projectors = axes[..., :, None] * axes[..., None, :]
+
+    def of_blocks(self, blocks: Array) -> Array:
+        """Each joint's (r, 3) block times its projector: blocks (N, n, r, 3), changed in place."""
+        if self.hinges.size:
+            blocks[:, self.hinges] = np.einsum("nkij,nkjl->nkil", blocks[:, self.hinges], self.hinge_projectors)
+        blocks[:, self.fixed] = 0.0
+        return blocks
+
+    def of_vectors(self, vectors: Array) -> Array:
+        """Each joint's rotation vector projected: vectors (N, n, 3), changed in place."""
+        if self.hinges.size:
+            vectors[:, self.hinges] = np.einsum("nkij,nkj->nki", self.hinge_projectors, vectors[:, self.hinges])
+        vectors[:, self.fixed] = 0.0
+        return vectors
+
+
+def _as_rows(blocks: Array) -> Array:
+    """Per-joint blocks (N, n, r, 3) laid out as Jacobian rows (N, r, 3n)."""
+    count, n, r = blocks.shape[:3]
+    return blocks.transpose(0, 2, 1, 3).reshape(count, r, 3 * n)
 
 
 class _Problem:
@@ -61,35 +95,22 @@ class _Problem:
         self.position_scale = np.sqrt(goals.position_weight)
         self.orientation_scale = np.sqrt(goals.orientation_weight) * chain.reach
 
-    def projectors(self, pre: Array) -> Array:
-        """(N, n, 3, 3) projectors onto each joint's allowed rotations, in the root frame."""
-        count = len(pre)
-        blocks = []
-        for i, limit in enumerate(self.chain.limits):
-            if isinstance(limit, FixedJoint):
-                blocks.append(np.zeros((count, 3, 3)))
-            elif isinstance(limit, HingeJoint):
-                axis = quat.rotate(pre[:, i], limit.axis)
-                blocks.append(axis[:, :, None] * axis[:, None, :])
-            else:
-                blocks.append(np.broadcast_to(np.eye(3), (count, 3, 3)))
-        return np.stack(blocks, axis=1)
-
-    def linearise(self, pose: ChainPose) -> tuple[Array, Array, Array]:
-        """Jacobian (N, m, 3n), weighted residual (N, m) and projectors at a posed chain."""
+    def linearise(self, pose: ChainPose) -> tuple[Array, Array, _AllowedTurns]:
+        """Jacobian (N, m, 3n), weighted residual (N, m) and the allowed turns at a posed chain."""
         count, n = pose.heads.shape[:2]
-        allowed = self.projectors(pose.pre_rotations)
+        allowed = _AllowedTurns(self.chain, pose.pre_rotations)
         lever = pose.effector[:, None, :] - pose.heads
-        # Turning about u at the head moves the effector by u × lever = −[lever]× u.
-        position_rows = -np.einsum("nkij,nkjl->nikl", _skew(lever), allowed).reshape(count, 3, 3 * n)
-        rows = [self.position_scale * position_rows]
+        moves = allowed.of_blocks((lever.reshape(-1, 3) @ _TURN_MOVES).reshape(count, n, 3, 3))
+        rows = [self.position_scale * _as_rows(moves)]
         residual = [self.position_scale * (self.goals.positions - pose.effector)]
         orientation = _orientation_residual(self.goals, pose.rotations[:, -1])
         if orientation is not None:
             error_vector, counted = orientation
-            orientation_rows = np.einsum("nij,nkjl->nikl", counted, allowed).reshape(count, 3, 3 * n)
-            rows.append(self.orientation_scale * orientation_rows)
+            turns = allowed.of_blocks(np.broadcast_to(counted[:, None], (count, n, 3, 3)).copy())
+            rows.append(self.orientation_scale * _as_rows(turns))
             residual.append(self.orientation_scale * error_vector)
+        if len(rows) == 1:
+            return rows[0], residual[0], allowed
         return np.concatenate(rows, axis=1), np.concatenate(residual, axis=1), allowed
 
 
@@ -101,7 +122,7 @@ def _toward_preferred(rotations: Array, preferred: Array, pre: Array) -> Array:
 def _apply(chain: Chain, rotations: Array, pre: Array, turn: Array) -> Array:
     """Turn each joint by its root-frame rotation vector (N, n, 3), then clamp to its limit."""
     local = quat.rotate(quat.conjugate(pre), turn)
-    angle = np.linalg.norm(local, axis=-1)
+    angle = quat.length(local)
     axis = local / np.maximum(angle, 1e-300)[..., None]
     turned = quat.multiply(quat.from_axis_angle(axis, angle), rotations)
     return chain.clamp_to_limits(turned)
@@ -145,7 +166,7 @@ def run_dls(
             break
         row_goals = goals if rows.size == goals.count else goals.take(rows)
         problem = _Problem(chain, row_goals)
-        row_pose = pose.take(rows)
+        row_pose = pose if rows.size == goals.count else pose.take(rows)
         pre = row_pose.pre_rotations
         jacobian, residual, allowed = problem.linearise(row_pose)
         if method == "transpose":
@@ -159,7 +180,7 @@ def run_dls(
             step = np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(normal, residual[..., None])[..., 0])
             if preferred is not None and settings.rest_pull > 0.0:
                 toward = settings.rest_pull * _toward_preferred(rotations[rows], preferred[rows], pre)
-                toward = np.einsum("nkij,nkj->nki", allowed, toward).reshape(len(rows), 3 * n)
+                toward = allowed.of_vectors(toward).reshape(len(rows), 3 * n)
                 # Project with (almost) no damping: a damped projector leaks the pull into what
                 # the goals see and stalls convergence.
                 exact = normal - (damping[rows] ** 2 - (1e-5 * chain.reach) ** 2)[:, None, None] * np.eye(
@@ -168,7 +189,7 @@ def run_dls(
                 seen = np.einsum("nmc,nc->nm", jacobian, toward)
                 step += toward - np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(exact, seen[..., None])[..., 0])
         step = step.reshape(len(rows), n, 3)
-        largest = np.max(np.linalg.norm(step, axis=-1), axis=-1)
+        largest = np.max(quat.length(step), axis=-1)
         step *= np.minimum(1.0, MAX_JOINT_STEP / np.maximum(largest, 1e-300))[:, None, None]
         trial = _apply(chain, rotations[rows], pre, step)
         trial_pose = chain.forward_kinematics(trial)

@@ -7,6 +7,8 @@ so a start pose outside the limits is brought inside at the first step.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,10 +52,13 @@ class AngleRange:
         angle = quat.wrap_angle(angle)
         if self.is_full_circle:
             return angle
+        inside = self.contains(angle, 0.0)
+        if inside.all():
+            return angle
         below = np.abs(quat.wrap_angle(self.minimum - angle))
         above = np.abs(quat.wrap_angle(angle - self.maximum))
         end = np.where(below <= above, self.minimum, self.maximum)
-        return np.where(self.contains(angle, 0.0), angle, end)
+        return np.where(inside, angle, end)
 
     def sample(self, rng: np.random.Generator, count: int) -> Array:
         """Uniformly random angles inside the range."""
@@ -184,33 +189,32 @@ class BallJoint:
         twist = 0.0 if self.twist_range is None else 0.5 * (self.twist_range.minimum + self.twist_range.maximum)
         return quat.multiply(quat.rotation_from_y(direction), quat.from_y_angle(twist))
 
-    def _inside(self, q: Array) -> NDArray[np.bool_]:
+    def _inside(self, direction: Array, twist: Array) -> NDArray[np.bool_]:
         """Rows that certainly need no clamping, by the cheapest tests first (Blow's fast paths)."""
         reach = self.reach
-        inside = np.ones(q.shape[:-1], dtype=bool)
+        inside = np.ones(direction.shape[:-1], dtype=bool)
         if reach is not None:
-            d = quat.rotate_y_axis(q)
             if self.use_fast_paths:
-                accepted = reach.early_accept(d)
-                undecided = ~accepted
-                if np.any(undecided):
-                    accepted[undecided] = reach.contains(d[undecided], 0.0)
-                inside = accepted
+                inside = reach.early_accept(direction)
+                undecided = ~inside
+                if undecided.any():
+                    inside[undecided] = reach.contains(direction[undecided], 0.0)
             else:
-                inside = reach.contains(d, 0.0)
+                inside = reach.contains(direction, 0.0)
         if self.twist_range is not None and not self.twist_range.is_full_circle:
-            inside = inside & self.twist_range.contains(quat.swing_twist_y(q)[1], 0.0)
+            inside &= self.twist_range.contains(twist, 0.0)
         return inside
 
     def clamp(self, q: Array) -> Array:
         q = quat.normalize(q)
         if self.reach is None and self.twist_range is None:
             return q
-        inside = self._inside(q)
-        if np.all(inside):
+        # One split serves both the inside tests and the clamp of the rows outside.
+        direction, twist = quat.swing_twist_y(q)
+        outside = ~self._inside(direction, twist)
+        if not outside.any():
             return q
-        outside = ~inside
-        direction, twist = quat.swing_twist_y(q[outside])
+        direction, twist = direction[outside], twist[outside]
         if self.reach is not None:
             direction = self.reach.clamp(direction, self.clamp_mode)
         if self.twist_range is not None:
@@ -266,3 +270,25 @@ def _turn_step(q: Array, now: Array, wanted: Array, weights: Array, stiffness: f
 
 
 JointLimit = FreeJoint | FixedJoint | HingeJoint | BallJoint
+
+
+def _parameter_key(value) -> Hashable:
+    """A hashable stand-in for a limit's parameters, compared by value (arrays by their bytes)."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, value.tobytes())
+    if dataclasses.is_dataclass(value):
+        fields = dataclasses.fields(value)
+        return (type(value), *(_parameter_key(getattr(value, f.name)) for f in fields if f.init))
+    if isinstance(value, tuple | list):
+        return tuple(_parameter_key(item) for item in value)
+    return value
+
+
+def group_alike(limits: Sequence[JointLimit]) -> tuple[tuple[JointLimit, NDArray[np.intp]], ...]:
+    """Joints whose limits have equal parameters, as (limit, joint indices) in order of first
+    appearance: equal parameters clamp alike, so one call over all the group's rows serves it
+    (an n-bone tentacle of a few limit shapes clamps in a few calls instead of n)."""
+    groups: dict[Hashable, tuple[JointLimit, list[int]]] = {}
+    for index, limit in enumerate(limits):
+        groups.setdefault(_parameter_key(limit), (limit, []))[1].append(index)
+    return tuple((limit, np.array(indices, dtype=np.intp)) for limit, indices in groups.values())

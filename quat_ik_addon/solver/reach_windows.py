@@ -33,7 +33,7 @@ CONTAINS_TOLERANCE = 1e-12
 
 def _unit(v: ArrayLike) -> Array:
     v = np.asarray(v, dtype=float)
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+    return v / quat.length(v)[..., None]
 
 
 def _dot(a: Array, b: Array) -> Array:
@@ -47,7 +47,7 @@ def _towards(reference: Array, d: Array) -> Array:
     keeps the answer deterministic.
     """
     along = d - _dot(d, reference)[..., None] * reference
-    norm = np.linalg.norm(along, axis=-1, keepdims=True)
+    norm = quat.length(along)[..., None]
     fallback = np.broadcast_to(any_perpendicular(reference), along.shape)
     return np.where(norm > 1e-12, along / np.maximum(norm, 1e-300), fallback)
 
@@ -148,10 +148,10 @@ class EllipticConeWindow:
 
     def _rim_slope(self, d: Array, angle: Array) -> Array:
         """d/dφ of d·rim(φ): for g = c + a cos φ·x + b sin φ·y, rim' = (g' − rim (rim·g'))/|g|."""
-        angle = angle[..., None]
-        g = self.center + self._radii[0] * np.cos(angle) * self.plane_x + self._radii[1] * np.sin(angle) * self.plane_y
-        g_prime = -self._radii[0] * np.sin(angle) * self.plane_x + self._radii[1] * np.cos(angle) * self.plane_y
-        length = np.linalg.norm(g, axis=-1, keepdims=True)
+        cos, sin = np.cos(angle)[..., None], np.sin(angle)[..., None]
+        g = self.center + self._radii[0] * cos * self.plane_x + self._radii[1] * sin * self.plane_y
+        g_prime = -self._radii[0] * sin * self.plane_x + self._radii[1] * cos * self.plane_y
+        length = quat.length(g)[..., None]
         rim = g / length
         return _dot(d, (g_prime - rim * _dot(rim, g_prime)[..., None]) / length)
 
@@ -175,11 +175,15 @@ class EllipticConeWindow:
             coarse_rim = self.rim(grid)
         angle = grid[np.argmax(towards @ coarse_rim.T, axis=-1)]
         lo, hi = angle - step, angle + step
+        # The slope and its finite-difference partner 1e-7 further on come from one evaluation
+        # over both sets of angles: half the numpy calls, which is what small batches pay for.
+        count, towards_twice = len(towards), np.concatenate((towards, towards))
         for _ in range(refine_steps):
-            slope = self._rim_slope(towards, angle)
+            slopes = self._rim_slope(towards_twice, np.concatenate((angle, angle + 1e-7)))
+            slope = slopes[:count]
             if np.max(np.abs(slope)) < 1e-15:
                 break
-            curvature = (self._rim_slope(towards, angle + 1e-7) - slope) / 1e-7
+            curvature = (slopes[count:] - slope) / 1e-7
             lo = np.where(slope > 0.0, angle, lo)
             hi = np.where(slope > 0.0, hi, angle)
             newton = angle - slope / np.where(curvature < 0.0, curvature, -1.0)
@@ -259,7 +263,7 @@ class PolygonWindow:
         ends = np.roll(starts, -1, axis=0)
         along_normal = d @ normals.T  # (N, K)
         projected = d[..., None, :] - along_normal[..., None] * normals  # (N, K, 3)
-        length = np.linalg.norm(projected, axis=-1)
+        length = quat.length(projected)
         on_plane = projected / np.maximum(length, 1e-300)[..., None]
         within_edge = (
             (length > 1e-12)
