@@ -10,9 +10,10 @@ import pytest
 from test_ccd import assert_result_is_honest
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import reference_chains
+from quat_ik_addon.solver import reference_chains, sequence, sequence_plan
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.cli import main
+from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.rig_spec import load_rig_spec
 from quat_ik_addon.solver.sequence import solve_sequence
 from quat_ik_addon.solver.settings import SolveSettings
@@ -62,19 +63,92 @@ def test_smooth_paths_give_smooth_joints(name, smooth_paths_needed, record_prope
     assert sum(r > 2.0 for r in cold) > sum(r > 2.0 for r in ours)
 
 
-def test_a_continuous_batch_answer_is_kept_as_it_is(rng):
-    """Where solving every frame from the start pose is already continuous, the sequence is
-    that batch answer: no frame-by-frame work."""
-    chain = reference_chains.free_chain(3)
-    path = smooth_pose_path(chain, rng, 60, keys=2)
-    targets = chain.forward_kinematics(path).effector
-    settings = SolveSettings(method="dls")
-    batch = solve(chain, targets, start_rotations=path[0], settings=settings)
-    assert np.max(pose_distance(batch.rotations[1:], batch.rotations[:-1])) < 2.0 * np.max(
-        pose_distance(path[1:], path[:-1])
-    )
-    sequence = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
-    np.testing.assert_allclose(sequence.rotations, batch.rotations, atol=1e-12)
+def goal_path(chain, rng, frames, keys=6):
+    """Goals along a smooth pose path (so every frame is reachable), and that path."""
+    path = smooth_pose_path(chain, rng, frames, keys=keys)
+    return chain.forward_kinematics(path).effector, path
+
+
+def test_followed_frames_step_at_most_a_follow_step(rng):
+    chain = reference_chains.limited_chain(10)
+    targets, _ = goal_path(chain, rng, 400)
+    goals = Goals.of(targets)
+    followed = sequence_plan.followed_frames(goals, chain.reach)
+    assert followed[0] == 0 and followed[-1] == len(targets) - 1
+    gaps = np.diff(followed)
+    assert np.all(gaps >= 1) and np.all(gaps <= sequence_plan.MAX_STRIDE)
+    moved = np.linalg.norm(np.diff(targets[followed], axis=0), axis=1)
+    # A step longer than one frame never moves the goal further than a follow step.
+    assert np.all(moved[gaps > 1] <= sequence_plan.FOLLOW_STEP * chain.reach + 1e-12)
+    assert len(followed) < len(targets) / 2  # a smooth path is not followed frame by frame
+
+
+def test_segment_starts_cover_the_travel(rng):
+    chain = reference_chains.limited_chain(10)
+    targets, _ = goal_path(chain, rng, 600, keys=12)
+    goals = Goals.of(targets)
+    followed = sequence_plan.followed_frames(goals, chain.reach)
+    starts = sequence_plan.segment_starts(goals, followed, chain.reach)
+    travel = np.concatenate(([0.0], np.cumsum(np.linalg.norm(np.diff(targets[followed], axis=0), axis=1))))
+    assert starts[0] == 0 and len(starts) >= 3
+    segment = sequence_plan.SEGMENT_TRAVEL * chain.reach
+    assert np.all(np.diff(travel[starts]) >= segment - 1e-12)
+    assert travel[-1] - travel[starts[-1]] >= 0.5 * segment - 1e-12
+
+
+def test_segments_followed_side_by_side_join_smoothly(rng, record_property):
+    """A long shot is cut into many segments; the answer still meets every goal and moves
+    no faster than twice the motion that made the goals, with few iterations per frame."""
+    chain = reference_chains.limited_chain(10)
+    targets, path = goal_path(chain, rng, 600, keys=12)
+    settings = SolveSettings(method="dls", restarts=2, tolerance=1e-4)
+    result = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    assert_result_is_honest(chain, result, targets)
+    assert result.success_rate == 1.0
+    ratio = jump_ratio(chain, result.rotations, path)
+    record_property("jump_ratio", round(float(ratio), 3))
+    assert ratio <= 2.0
+    assert np.mean(result.iterations) < 6.0  # most frames: a warm step or two, or filled in
+
+
+def test_refollowing_every_segment_is_one_long_follow(rng, monkeypatch):
+    """With every join followed again from the arrival (none spread), the segments add up to
+    exactly the single long follow: the side-by-side pass changes speed, not the answer."""
+    chain = reference_chains.limited_chain(6)
+    targets, path = goal_path(chain, rng, 300, keys=8)
+    settings = SolveSettings(method="dls", tolerance=1e-4)
+    monkeypatch.setattr(sequence, "REFOLLOW_ANGLE", 0.0)
+    segmented = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    monkeypatch.setattr(sequence_plan, "SEGMENT_TRAVEL", np.inf)
+    single = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    goals = Goals.of(targets)
+    followed = sequence_plan.followed_frames(goals, chain.reach)
+    monkeypatch.undo()
+    assert len(sequence_plan.segment_starts(goals, followed, chain.reach)) >= 3
+    np.testing.assert_allclose(segmented.rotations, single.rotations, atol=1e-9)
+
+
+def test_a_goal_out_of_reach_is_tracked_cheaply_and_left_smoothly(rng):
+    """Part of the shot beyond the chain's reach: the pose points at the goal (closest miss)
+    without restarts every frame, meets every goal in reach, and stays inside its limits."""
+    chain = reference_chains.limited_chain(6)
+    targets, path = goal_path(chain, rng, 240, keys=4)
+    out = slice(80, 160)
+    targets = targets.copy()
+    targets[out] *= 2.0 * chain.reach / np.linalg.norm(targets[out], axis=1, keepdims=True)
+    settings = SolveSettings(method="dls", restarts=2, tolerance=1e-4)
+    result = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    assert_result_is_honest(chain, result, targets)
+    inside = np.ones(len(targets), dtype=bool)
+    inside[out] = False
+    assert np.all(result.converged[inside])
+    assert not np.any(result.converged[out])
+    # Tracking a miss costs a few iterations a frame and restarts only now and then.
+    assert np.mean(result.iterations[out]) <= 2 * sequence.MISS_ITERATIONS
+    assert np.sum(result.restarts[out] > 0) <= len(range(80, 160)) // sequence.RETRY_EVERY + 2
+    # Pointing at the goal: the effector lies on the goal's side of the root.
+    direction = targets[out] / np.linalg.norm(targets[out], axis=1, keepdims=True)
+    assert np.all(np.einsum("ij,ij->i", result.effector[out], direction) > 0.5 * chain.reach)
 
 
 def test_rig_spec_chain_matches_its_rest_pose():

@@ -1,0 +1,66 @@
+"""Which frames of a shot are followed one after another, and where segments start.
+
+Pure bookkeeping on the goals, no solving (``sequence`` does that):
+
+* Followed frames: the first and the last frame, and from each followed frame the furthest
+  one (at most ``MAX_STRIDE`` on) whose goal has moved at most ``FOLLOW_STEP`` of the chain's
+  reach (``FOLLOW_TURN`` in orientation or direction) since. A warm solve over such a step
+  still lands on the nearby solution in a few iterations.
+* Segment starts: evenly by goal travel along the followed frames, at least
+  ``SEGMENT_TRAVEL`` reaches apart, and no more than balance the two sequential costs: the
+  starts are solved one after another (each about ``START_COST`` follow steps' work), the
+  segments' steps side by side, so K starts for M followed frames cost about
+  K·START_COST + M/K steps, least at K = √(M / START_COST). A start needs at least half a
+  segment's travel after it (a short last segment would take up its join too fast).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import quaternion as quat
+from .goals import Goals
+
+FOLLOW_STEP = 0.08  # goal motion between followed frames, as a fraction of the chain's reach
+FOLLOW_TURN = np.radians(10.0)  # orientation or direction turn between followed frames
+MAX_STRIDE = 8  # frames from one followed frame to the next, at most
+SEGMENT_TRAVEL = 1.0  # goal travel from one segment start to the next, in chain reaches, at least
+START_COST = 5.0  # a segment start's solve, in warm follow steps
+
+
+def _close_to(goals: Goals, here: int, ahead: NDArray[np.intp], reach: float) -> NDArray[np.bool_]:
+    """Which frames ``ahead`` have goals within one follow step of frame ``here``'s."""
+    close = np.linalg.norm(goals.positions[ahead] - goals.positions[here], axis=1) <= FOLLOW_STEP * reach
+    if goals.orientations is not None:
+        close &= quat.angle_between(goals.orientations[ahead], goals.orientations[here]) <= FOLLOW_TURN
+    if goals.directions is not None:
+        close &= quat.direction_angle(goals.directions[ahead], goals.directions[here]) <= FOLLOW_TURN
+    return close
+
+
+def followed_frames(goals: Goals, reach: float) -> NDArray[np.intp]:
+    """The frames solved one after another, increasing, from 0 to the last."""
+    last = goals.count - 1
+    followed = [0]
+    while followed[-1] < last:
+        here = followed[-1]
+        ahead = np.arange(here + 1, min(here + MAX_STRIDE, last) + 1)
+        too_far = np.nonzero(~_close_to(goals, here, ahead, reach))[0]
+        # Up to the frame before the first one that has moved too far; one frame at least.
+        reach_to = too_far[0] - 1 if too_far.size else len(ahead) - 1
+        followed.append(int(ahead[max(reach_to, 0)]))
+    return np.array(followed, dtype=np.intp)
+
+
+def segment_starts(goals: Goals, followed: NDArray[np.intp], reach: float) -> NDArray[np.intp]:
+    """Indices into ``followed`` where segments start: 0 first."""
+    steps = np.linalg.norm(np.diff(goals.positions[followed], axis=0), axis=1)
+    travel = np.concatenate(([0.0], np.cumsum(steps)))
+    balanced = max(1.0, np.sqrt(len(followed) / START_COST))
+    segment = max(SEGMENT_TRAVEL * reach, travel[-1] / balanced)
+    starts = [0]
+    for index in range(1, len(followed)):
+        if travel[index] - travel[starts[-1]] >= segment and travel[-1] - travel[index] >= 0.5 * segment:
+            starts.append(index)
+    return np.array(starts, dtype=np.intp)
