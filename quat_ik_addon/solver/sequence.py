@@ -170,8 +170,10 @@ def _spreadable(poses: Array, first: int, last: int, arrival: Array) -> bool:
 
 def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses: Array, start_met) -> list:
     """Steps 2 and 3's choice: every segment followed, side by side. At the first join that
-    cannot be spread, the shot is followed on from that arrival: the later starts are solved
-    again from it (coarse) and the later segments followed again, side by side.
+    cannot be spread, or the first segment that needed a restart on its way (its start, from
+    the coarse follow, may sit where following the shot never goes), the shot is followed on
+    from the arrival there: the later starts are solved again from it and the later segments
+    followed again, side by side.
 
     Writes the followed frames' poses; returns the joins to spread, (first, last, arrival)
     by followed index.
@@ -182,6 +184,7 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
     joins, first = [], 0
     while True:
         poses[starts[first:]], poses_met[starts[first:]] = start_poses[first:], start_met[first:]
+        frames.restarted[followed[starts[first] :]] = False
         arrivals, arrived_met = _follow(
             frames, followed, poses, poses_met, starts[first:], ends[first:], start_poses[first:], start_met[first:]
         )
@@ -190,7 +193,8 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
             arrival, met = arrivals[segment - 1 - first], arrived_met[segment - 1 - first]
             if start_met[segment] and not met:
                 continue  # the start reaches, the arrival does not: reaching wins (step 5 mends it)
-            if not _spreadable(poses, starts[segment - 1], starts[segment], arrival):
+            restarted = np.any(frames.restarted[followed[starts[segment] + 1 : ends[segment] + 1]])
+            if (restarted and met) or not _spreadable(poses, starts[segment - 1], starts[segment], arrival):
                 failed = segment
                 break
             joins.append((starts[segment - 1], starts[segment], arrival))

@@ -6,7 +6,8 @@ Pure bookkeeping on the goals, no solving (``sequence`` does that):
   one (at most ``MAX_STRIDE`` on) whose goal has moved at most ``FOLLOW_STEP`` of the chain's
   reach (``FOLLOW_TURN`` in orientation or direction) since. A warm solve over such a step
   still lands on the nearby solution in a few iterations.
-* Segment starts: evenly by goal travel along the followed frames, at least
+* Segment starts (a shot of at most ``ONE_PIECE_STEPS`` followed frames is one segment):
+  evenly by goal travel along the followed frames, at least
   ``SEGMENT_TRAVEL`` reaches apart, and no more than balance the two sequential costs: the
   starts are solved one after another (each about ``START_COST`` follow steps' work), the
   segments' steps side by side, so K starts for M followed frames cost about
@@ -26,7 +27,8 @@ FOLLOW_STEP = 0.08  # goal motion between followed frames, as a fraction of the 
 FOLLOW_TURN = np.radians(10.0)  # orientation or direction turn between followed frames
 MAX_STRIDE = 8  # frames from one followed frame to the next, at most
 SEGMENT_TRAVEL = 1.0  # goal travel from one segment start to the next, in chain reaches, at least
-START_COST = 5.0  # a segment start's solve, in warm follow steps
+ONE_PIECE_STEPS = 80  # a shot with at most this many followed frames is one segment
+START_COST = 1.0  # a segment start's solve, in warm follow steps (one single solve vs one batched step)
 
 
 def _close_to(goals: Goals, here: int, ahead: NDArray[np.intp], reach: float) -> NDArray[np.bool_]:
@@ -54,7 +56,13 @@ def followed_frames(goals: Goals, reach: float) -> NDArray[np.intp]:
 
 
 def segment_starts(goals: Goals, followed: NDArray[np.intp], reach: float) -> NDArray[np.intp]:
-    """Indices into ``followed`` where segments start: 0 first."""
+    """Indices into ``followed`` where segments start: 0 first.
+
+    A short shot is followed in one piece: segments would save little time there and each
+    join is one more place where a redundant chain's history can differ.
+    """
+    if len(followed) <= ONE_PIECE_STEPS:
+        return np.zeros(1, dtype=np.intp)
     steps = np.linalg.norm(np.diff(goals.positions[followed], axis=0), axis=1)
     travel = np.concatenate(([0.0], np.cumsum(steps)))
     balanced = max(1.0, np.sqrt(len(followed) / START_COST))
