@@ -42,8 +42,9 @@ def read_job(ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False) 
     rig, options = rig_and_options(ob, chain)
     if warm_start and chain.status_iterations > 0 and not chain.status_converged:
         # Posing live while the target stays out of reach: restarts cannot reach it either,
-        # and running them on every update would make dragging the target sluggish.
-        options = dataclasses.replace(options, settings=dataclasses.replace(options.settings, restarts=0))
+        # and running them on every update would make dragging the target sluggish. The pose
+        # tracks its closest miss as a baked sequence does.
+        options = solve_adapter.tracking_a_miss(options)
     inputs = rig_reader.read_frame_inputs(rig, depsgraph)
     return chain_solve.ChainJob(
         rig=rig,

@@ -7,7 +7,7 @@ so the pose follows the motion. No ``bpy`` here: settings are read by attribute.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from ..solver.goals import Goals
 from ..solver.learned_starts import LearnedStarts
 from ..solver.learned_starts import learn_start_poses as learn_starts
 from ..solver.sequence import solve_sequence
+from ..solver.sequence import tracking_a_miss as tracking_settings
 from ..solver.settings import SolveResult, SolveSettings
 from ..solver.solve import solve as solve_goals
 
@@ -72,6 +73,11 @@ def options_for(chain_settings, learned_starts=None) -> SolverOptions:
         orientation_weight=orientation_weight,
         learned_starts=learned_starts if chain_settings.use_learned_start else None,
     )
+
+
+def tracking_a_miss(options: SolverOptions) -> SolverOptions:
+    """The options for a goal missed the update before: no restarts, a few iterations."""
+    return replace(options, settings=tracking_settings(options.settings))
 
 
 def _goals(request: SolveRequest, options: SolverOptions):

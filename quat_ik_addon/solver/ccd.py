@@ -89,8 +89,9 @@ def _sweep_base_to_tip(sweep: _Sweep, q: Array) -> tuple[Array, Array]:
     return effector, tip
 
 
-def initial_poses(chain: Chain, start: ArrayLike | None, n_targets: int) -> Array:
-    """Per-target start poses (N, n, 4), clamped: a start outside the limits comes inside."""
+def initial_poses(chain: Chain, start: ArrayLike | None, n_targets: int, *, clamp: bool = True) -> Array:
+    """Per-target start poses (N, n, 4), clamped: a start outside the limits comes inside
+    (``clamp=False``: as given, e.g. reference poses that are only compared with)."""
     if start is None:
         return chain.rest_pose(n_targets)
     start = np.asarray(start, dtype=float)
@@ -98,7 +99,8 @@ def initial_poses(chain: Chain, start: ArrayLike | None, n_targets: int) -> Arra
         raise ValueError(f"start rotations must be shaped ({chain.n_bones}, 4) or ({n_targets}, {chain.n_bones}, 4)")
     if not np.all(np.isfinite(start)):
         raise ValueError("start rotations contain NaN or infinity")
-    return chain.clamp_to_limits(np.broadcast_to(start, (n_targets, chain.n_bones, 4)))
+    poses = np.broadcast_to(start, (n_targets, chain.n_bones, 4))
+    return chain.clamp_to_limits(poses) if clamp else poses
 
 
 def goal_errors_of(pose: ChainPose, goals: Goals) -> tuple[Array, Array]:
@@ -187,6 +189,11 @@ def run_ccd(
     return best_rotations, iterations
 
 
+def normalised(rotations: Array) -> Array:
+    """Unit quaternions with w ≥ 0, as every result reports them."""
+    return quat.canonical(quat.normalize(rotations))
+
+
 def finish_result(
     chain: Chain,
     goals: Goals,
@@ -194,11 +201,18 @@ def finish_result(
     iterations: Array,
     settings: SolveSettings,
     restarts: Array | None = None,
+    measured: tuple[Array, Array, Array] | None = None,
 ) -> SolveResult:
-    """Normalise, re-measure by forward kinematics and package a result."""
-    rotations = quat.canonical(quat.normalize(rotations))
+    """Normalise, re-measure by forward kinematics and package a result.
+
+    ``measured`` (``goal_errors`` of exactly these rotations, already normalised by
+    :func:`normalised`) saves measuring again.
+    """
+    if measured is None:
+        rotations = normalised(rotations)
+        measured = goal_errors(chain, goals, rotations)
     tolerance = settings.absolute_tolerance(chain.reach)
-    position_error, orientation_error, effector = goal_errors(chain, goals, rotations)
+    position_error, orientation_error, effector = measured
     return SolveResult(
         rotations=rotations,
         effector=effector,

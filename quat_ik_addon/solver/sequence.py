@@ -57,6 +57,7 @@ MISS_STALL_RATIO = 1e-2
 RETRY_EVERY = 16  # while a goal stays unmet, restarts are tried again every this many steps
 REFOLLOW_ANGLE = np.radians(30.0)  # a join further than this is followed again, not spread
 JOIN_SHARE = 1.0  # ... and so is one larger than the segment's own joint motion (times this)
+MAX_ROUNDS = 3  # times the shot is followed on from a failed join at most
 CARRY_FRAMES = 120  # a new branch is carried back this many frames at most
 
 
@@ -64,6 +65,17 @@ def _blend(a: Array, b: Array, weight: ArrayLike) -> Array:
     """Per-joint slerp from poses ``a`` to ``b`` (..., n, 4) by ``weight`` (...,)."""
     fraction = np.broadcast_to(np.asarray(weight, dtype=float)[..., None], a.shape[:-1])
     return quat.multiply(a, quat.slerp_from_identity(quat.multiply(quat.conjugate(a), b), fraction))
+
+
+def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
+    """Settings for a goal that was missed the frame before too (or the update before, when
+    posing live): no restarts, a few iterations, stop on slow gains."""
+    return replace(
+        settings,
+        restarts=0,
+        max_iterations=min(settings.max_iterations, MISS_ITERATIONS),
+        stall_ratio=max(settings.stall_ratio, MISS_STALL_RATIO),
+    )
 
 
 def jump_positions(rotations: Array, frame_numbers: Rows) -> Rows:
@@ -90,12 +102,7 @@ class _Frames:
         self.warm_alone = replace(self.warm, restarts=0)  # carrying a branch: it holds or it ends
         # While a goal stays out of reach restarts are skipped: they cost many solves, cannot
         # help a goal nobody reaches, and would trade the followed pose for a far one.
-        self.tracking_miss = replace(
-            self.warm,
-            restarts=0,
-            max_iterations=min(settings.max_iterations, MISS_ITERATIONS),
-            stall_ratio=max(settings.stall_ratio, MISS_STALL_RATIO),
-        )
+        self.tracking_miss = tracking_a_miss(self.warm)
 
     def solve_rows(self, frames: Rows, starts: Array, reference: Array | None, settings: SolveSettings):
         """Frames solved from ``starts`` (restarts prefer poses near ``reference``); returns the
@@ -126,13 +133,15 @@ class _Frames:
 
 
 def _solve_starts(frames: _Frames, start_frames: Rows, start: Array) -> tuple[Array, NDArray[np.bool_]]:
-    """Segment starts solved one after another, each warm from the one before."""
+    """Segment starts solved one after another, each warm from the one before (after a start
+    that missed its goal, tracking the miss)."""
     poses = np.zeros((len(start_frames), frames.chain.n_bones, 4))
     met = np.zeros(len(start_frames), dtype=bool)
-    previous = start
+    previous, settings = start, frames.settings
     for i, frame in enumerate(start_frames):
-        solved, reached = frames.solve_rows(np.array([frame]), previous[None], previous[None], frames.settings)
+        solved, reached = frames.solve_rows(np.array([frame]), previous[None], previous[None], settings)
         previous, poses[i], met[i] = solved[0], solved[0], reached[0]
+        settings = frames.settings if met[i] else frames.tracking_miss
     return poses, met
 
 
@@ -182,7 +191,7 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
     poses_met = np.zeros(len(followed), dtype=bool)
     ends = np.append(starts[1:], len(followed) - 1)
     joins, first = [], 0
-    while True:
+    for round_left in range(MAX_ROUNDS, -1, -1):
         poses[starts[first:]], poses_met[starts[first:]] = start_poses[first:], start_met[first:]
         frames.restarted[followed[starts[first] :]] = False
         arrivals, arrived_met = _follow(
@@ -194,10 +203,12 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
             if start_met[segment] and not met:
                 continue  # the start reaches, the arrival does not: reaching wins (step 5 mends it)
             restarted = np.any(frames.restarted[followed[starts[segment] + 1 : ends[segment] + 1]])
-            if (restarted and met) or not _spreadable(poses, starts[segment - 1], starts[segment], arrival):
+            spreadable = _spreadable(poses, starts[segment - 1], starts[segment], arrival)
+            if round_left and ((restarted and met) or not spreadable):
                 failed = segment
                 break
-            joins.append((starts[segment - 1], starts[segment], arrival))
+            if spreadable:  # else (no rounds left) a jump, which step 5 may mend
+                joins.append((starts[segment - 1], starts[segment], arrival))
         if failed is None:
             break
         start_poses[failed], start_met[failed] = arrival, met

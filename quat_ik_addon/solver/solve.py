@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
-from .ccd import combined_error, finish_result, goal_errors, initial_poses, run_ccd
+from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised, run_ccd
 from .chain import Chain
 from .dls import run_dls
 from .goals import Goals
@@ -63,6 +63,7 @@ def _restart(
     settings: SolveSettings,
     reference: Array | None,
     preferred: Array | None,
+    measured: tuple[Array, Array, Array] | None = None,
 ) -> Array:
     """Re-solve unmet goals from random poses, ``restart_candidates`` at a time, all batched.
 
@@ -70,18 +71,21 @@ def _restart(
     nearest the reference pose (continuity) or else with the smallest error. When none meets
     it, the closest miss replaces the current pose only without a reference. Goals beyond
     the chain's reach are not restarted. Returns the restart rounds each goal used.
+    ``measured``: ``goal_errors`` of ``rotations`` as they come in, when known.
     """
-    rng = np.random.default_rng(settings.seed)
+    rng = None  # made when first needed: most calls restart nothing
     tolerance = settings.absolute_tolerance(chain.reach)
     restarts = np.zeros(goals.count, dtype=np.int64)
     candidates = settings.restart_candidates
     for _ in range(settings.restarts if candidates else 0):
-        position_error, orientation_error, _ = goal_errors(chain, goals, rotations)
+        position_error, orientation_error, _ = measured or goal_errors(chain, goals, rotations)
+        measured = None
         # Beyond the chain's reach no start helps: those goals keep their best pose.
         in_reach = np.linalg.norm(goals.positions - chain.rest_offsets[0], axis=1) <= chain.reach + tolerance
         unmet = np.nonzero(~settings.reached(position_error, orientation_error, tolerance) & in_reach)[0]
         if unmet.size == 0:
             break
+        rng = rng or np.random.default_rng(settings.seed)
         rows = np.repeat(unmet, candidates)
         trial_goals = goals.take(rows)
         starts = chain.random_poses(rng, rows.size)
@@ -141,7 +145,12 @@ def solve(
         start_rotations = learned_starts.starts_for(goals.positions)
     rotations = initial_poses(chain, start_rotations, goals.count)
     preferred = None if preferred_rotations is None else initial_poses(chain, preferred_rotations, goals.count)
-    reference = None if reference_rotations is None else initial_poses(chain, reference_rotations, goals.count)
+    reference = (
+        None if reference_rotations is None else initial_poses(chain, reference_rotations, goals.count, clamp=False)
+    )
     rotations, iterations = run_method(chain, goals, rotations, settings, preferred)
-    restarts = _restart(chain, goals, rotations, iterations, settings, reference, preferred)
-    return finish_result(chain, goals, rotations, iterations, settings, restarts)
+    rotations = normalised(rotations)
+    measured = goal_errors(chain, goals, rotations)
+    restarts = _restart(chain, goals, rotations, iterations, settings, reference, preferred, measured)
+    # Where restarts replaced poses, measure again; else the measure above is the result's.
+    return finish_result(chain, goals, rotations, iterations, settings, restarts, None if restarts.any() else measured)

@@ -118,6 +118,7 @@ def test_refollowing_every_segment_is_one_long_follow(rng, monkeypatch):
     targets, path = goal_path(chain, rng, 300, keys=8)
     settings = SolveSettings(method="dls", tolerance=1e-4)
     monkeypatch.setattr(sequence, "REFOLLOW_ANGLE", 0.0)
+    monkeypatch.setattr(sequence, "MAX_ROUNDS", 1000)
     segmented = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
     monkeypatch.setattr(sequence_plan, "SEGMENT_TRAVEL", np.inf)
     single = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
