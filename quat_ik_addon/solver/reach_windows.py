@@ -29,6 +29,7 @@ from .quaternion import any_perpendicular, direction_angle
 Array = NDArray[np.float64]
 
 CONTAINS_TOLERANCE = 1e-12
+NEWTON_SETTLED = 1e-13  # radians of rim angle: the elliptic clamp's Newton steps stop below this
 
 
 def _unit(v: ArrayLike) -> Array:
@@ -188,7 +189,9 @@ class EllipticConeWindow:
             hi = np.where(slope > 0.0, hi, angle)
             newton = angle - slope / np.where(curvature < 0.0, curvature, -1.0)
             usable = (curvature < 0.0) & (newton >= lo) & (newton <= hi)
-            angle = np.where(usable, newton, 0.5 * (lo + hi))
+            previous, angle = angle, np.where(usable, newton, 0.5 * (lo + hi))
+            if np.max(np.abs(angle - previous)) < NEWTON_SETTLED:
+                break  # Newton converges quadratically: a step this small is the last one needed
         nearest = d.copy()
         nearest[outside] = self.rim(angle)
         return nearest
