@@ -204,7 +204,10 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
                 continue  # the start reaches, the arrival does not: reaching wins (step 5 mends it)
             restarted = np.any(frames.restarted[followed[starts[segment] + 1 : ends[segment] + 1]])
             spreadable = _spreadable(poses, starts[segment - 1], starts[segment], arrival)
-            if round_left and ((restarted and met) or not spreadable):
+            # Follow on only from an arrival that met its goal: across a stretch out of reach
+            # the closest misses of two segments may differ, and following the miss on costs
+            # a round for a pose that misses anyway.
+            if round_left and met and (restarted or not spreadable):
                 failed = segment
                 break
             if spreadable:  # else (no rounds left) a jump, which step 5 may mend
