@@ -8,6 +8,7 @@ No ``bpy`` import: the settings are read by attribute, so tests can pass plain o
 
 from __future__ import annotations
 
+import functools
 import math
 
 from ..solver import rig_spec as spec
@@ -56,9 +57,16 @@ def spec_limit(limits) -> spec.JointLimit:
     return spec.FreeLimit(stiffness=limits.stiffness)
 
 
+@functools.lru_cache(maxsize=1024)
+def _solver_limit(limit: spec.JointLimit, clamp_mode: str):
+    # Live posing rebuilds the chain on every update; equal settings give the same solver
+    # limit (immutable), so it is built once. Rig-spec limits are frozen, hence hashable.
+    return solver_limit(limit, clamp_mode=clamp_mode)
+
+
 def bone_limit(bone_name: str, limits, *, clamp_mode: str = "closest"):
     """The solver limit for one pose bone's settings; ChainError naming the bone if invalid."""
     try:
-        return solver_limit(spec_limit(limits), clamp_mode=clamp_mode)
+        return _solver_limit(spec_limit(limits), clamp_mode)
     except (spec.RigSpecError, ValueError) as error:
         raise ChainError(f"Bone '{bone_name}' has invalid joint limits: {error}") from None

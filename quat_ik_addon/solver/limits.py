@@ -289,6 +289,10 @@ def group_alike(limits: Sequence[JointLimit]) -> tuple[tuple[JointLimit, NDArray
     appearance: equal parameters clamp alike, so one call over all the group's rows serves it
     (an n-bone tentacle of a few limit shapes clamps in a few calls instead of n)."""
     groups: dict[Hashable, tuple[JointLimit, list[int]]] = {}
+    keys: dict[int, Hashable] = {}  # one key per distinct object: a shared limit is keyed once
     for index, limit in enumerate(limits):
-        groups.setdefault(_parameter_key(limit), (limit, []))[1].append(index)
+        if id(limit) not in keys:
+            keys[id(limit)] = _parameter_key(limit)
+        key = keys[id(limit)]
+        groups.setdefault(key, (limit, []))[1].append(index)
     return tuple((limit, np.array(indices, dtype=np.intp)) for limit, indices in groups.values())
