@@ -38,6 +38,7 @@ class StackedInputs:
     target_armature: np.ndarray | None  # (F, 4, 4)
     rotations: np.ndarray  # (F, n, 4)
     orientation_world: np.ndarray | None  # (F, 4, 4)
+    pole_world: np.ndarray | None = None  # (F, 4, 4)
 
     @classmethod
     def stack(cls, frames: list[FrameInputs]) -> StackedInputs:
@@ -51,6 +52,7 @@ class StackedInputs:
             orientation_world=None
             if first.orientation_world is None
             else np.stack([f.orientation_world for f in frames]),
+            pole_world=None if first.pole_world is None else np.stack([f.pole_world for f in frames]),
         )
 
 
@@ -153,9 +155,13 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
     if inputs.orientation_world is not None:
         wanted = to_root[:, :3, :3] @ inputs.orientation_world[:, :3, :3]
         orientations = quat.from_matrix(_orthonormal_rotation(wanted))
+    poles = None
+    if inputs.pole_world is not None:
+        poles = np.einsum("fij,fj->fi", to_root, inputs.pole_world[:, :, 3])[:, :3]
     request = solve_adapter.SolveRequest(
         positions=target_root,
         orientations=orientations,
+        poles=poles,
         start=inputs.rotations if job.warm_start else None,
         sequence=job.sequence,
     )

@@ -19,7 +19,7 @@ when it cannot be sure; the bake then steps frames. It is sure only when all of 
 
 * Scene: no frame-change handlers besides ours, no time remapping (``frame_map_old`` ==
   ``frame_map_new``), no animation data on the scene.
-* Every involved object (the armature, the target, the orientation target, and each one's
+* Every involved object (the armature, the target, the orientation and pole targets, and each one's
   parents): parent type OBJECT and not a curve (a path parent moves its children); no
   constraint that is unmuted with influence > 0; no rigid body; no drivers; no NLA tracks
   and not in NLA tweak mode; in Blender 4.4+ at most one action layer with one strip. Its
@@ -28,7 +28,7 @@ when it cannot be sure; the bake then steps frames. It is sure only when all of 
   for an armature also of pose bones, as below. Any other F-curve, and any curve that
   has no keyframes without being muted, refuses. Muted curves (or muted groups) count as
   absent, as in the animation system. An involved armature's data has no animation data.
-* Bones whose pose matrix is an input (the root's parent, a target or orientation bone)
+* Bones whose pose matrix is an input (the root's parent, a target, orientation or pole bone)
   are read once from the evaluated pose, so they must be static: neither they nor any
   ancestor has F-curves or an active constraint, and no bone of that armature has an
   active IK or Spline IK constraint (those move bones up their chain).
@@ -326,6 +326,8 @@ class _Sampler:
         self._require_static(rig.target_object, rig.target_bone)
         if rig.orientation_object is not None:
             self._require_static(rig.orientation_object, rig.orientation_bone)
+        if rig.pole_object is not None:
+            self._require_static(rig.pole_object, rig.pole_bone)
         for ob, names in self.static_bones.items():
             self._check_static_bones(ob, names)
 
@@ -336,6 +338,7 @@ class _Sampler:
         orientation_world = None
         if rig.orientation_object is not None:
             orientation_world = self._target(rig.orientation_object, rig.orientation_bone)[0]
+        pole_world = None if rig.pole_object is None else self._target(rig.pole_object, rig.pole_bone)[0]
 
         def every_frame(values):  # (1 or T, ...) -> (T, ...) as the reader gives them
             return _as_read(np.broadcast_to(values, (count, *np.shape(values)[-2:])))
@@ -347,6 +350,7 @@ class _Sampler:
             target_armature=every_frame(target_armature) if rig.target_on_same_armature else None,
             rotations=every_frame(self._rotations()),
             orientation_world=None if orientation_world is None else every_frame(orientation_world),
+            pole_world=None if pole_world is None else every_frame(pole_world),
         )
         self._check_current_frame(stacked)
         without_current = {f.name: getattr(stacked, f.name) for f in dataclasses.fields(stacked)}

@@ -106,6 +106,31 @@ class QUATIK_PT_chain_orientation(_QuatIKPanel, bpy.types.Panel):
             layout.prop(chain, "orientation_weight")
 
 
+class QUATIK_PT_chain_pole(_QuatIKPanel, bpy.types.Panel):
+    """Which way the chain bends: toward a pole target, as Blender's IK pole"""
+
+    bl_label = "Pole"
+    bl_parent_id = "QUATIK_PT_chains"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return super().poll(context) and properties.active_chain(context.object) is not None
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        chain = properties.active_chain(context.object)
+        layout.prop(chain, "pole_object")
+        pole = chain.pole_object
+        if pole is not None and pole.type == "ARMATURE":
+            layout.prop_search(chain, "pole_bone", pole.data, "bones", text="Bone")
+        row = layout.row()
+        row.active = pole is not None
+        row.prop(chain, "pole_angle")
+
+
 class QUATIK_PT_chain_solver(_QuatIKPanel, bpy.types.Panel):
     """Solver settings of the selected chain"""
 
@@ -177,6 +202,7 @@ CLASSES = (
     QUATIK_UL_chains,
     QUATIK_PT_chains,
     QUATIK_PT_chain_orientation,
+    QUATIK_PT_chain_pole,
     QUATIK_PT_chain_solver,
     QUATIK_PT_chain_status,
 )

@@ -8,6 +8,8 @@ callback, so writing them does not count as a settings change.
 
 from __future__ import annotations
 
+import math
+
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -97,6 +99,25 @@ class QuatIKChain(bpy.types.PropertyGroup):
         description="Point that reaches the target, relative to the tip bone's tail, in the tip bone's rest axes",
         size=3,
         subtype="TRANSLATION",
+        update=_changed,
+    )
+
+    pole_object: PointerProperty(
+        type=bpy.types.Object,
+        name="Pole Target",
+        description="Object (or armature, with a bone) the chain bends toward, like the pole of Blender's IK",
+        update=_changed,
+    )
+    pole_bone: StringProperty(
+        name="Pole Bone", description="Bone of the pole armature whose head the chain bends toward", update=_changed
+    )
+    pole_angle: FloatProperty(
+        name="Pole Angle",
+        description="Turn of the bend about the line from the chain's root to its target, from facing the pole",
+        subtype="ANGLE",
+        unit="ROTATION",
+        min=-math.pi,
+        max=math.pi,
         update=_changed,
     )
 

@@ -48,6 +48,8 @@ class ChainRig:
     target_bone: str | None
     orientation_object: object = None  # None: position only
     orientation_bone: str | None = None
+    pole_object: object = None  # None: no pole target
+    pole_bone: str | None = None
     warnings: tuple[str, ...] = ()
 
     @property
@@ -64,7 +66,10 @@ class FrameInputs:
     target_world: np.ndarray  # target's world matrix (bone target: the bone's pose matrix in world)
     target_armature: np.ndarray | None  # same-armature bone target: its armature-space pose matrix
     rotations: np.ndarray  # (n, 4) current rotations in the solver's terms (held bones: identity)
-    orientation_world: np.ndarray | None = None  # world matrix whose rotation the tip should take
+    orientation_world: np.ndarray | None = None
+    pole_world: np.ndarray | None = (
+        None  # world matrix whose position the chain bends toward  # world matrix whose rotation the tip should take
+    )
 
 
 def chain_label(chain) -> str:
@@ -177,6 +182,9 @@ def read_chain_rig(ob, chain) -> ChainRig:
     elif chain.orientation_mode == "OBJECT":
         orientation_object, orientation_bone = chain.orientation_object, chain.orientation_bone or None
         _check_target(ob, bone_names, orientation_object, orientation_bone, "orientation target")
+    pole_object, pole_bone = chain.pole_object, (chain.pole_bone or None)
+    if pole_object is not None:
+        _check_target(ob, bone_names, pole_object, pole_bone, "pole target")
 
     bones = ob.data.bones
     pose_bones = ob.pose.bones
@@ -247,6 +255,8 @@ def read_chain_rig(ob, chain) -> ChainRig:
         target_bone=target_bone,
         orientation_object=orientation_object,
         orientation_bone=orientation_bone,
+        pole_object=pole_object,
+        pole_bone=pole_bone if pole_object is not None else None,
         warnings=tuple(warnings),
     )
 
@@ -272,6 +282,9 @@ def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
     orientation_world = None
     if rig.orientation_object is not None:
         orientation_world, _ = _world_matrix(rig.orientation_object, rig.orientation_bone, depsgraph)
+    pole_world = None
+    if rig.pole_object is not None:
+        pole_world, _ = _world_matrix(rig.pole_object, rig.pole_bone, depsgraph)
     rotations = np.array(
         [
             tuple(current_quaternion(pose_bones[name])) if writable else (1.0, 0.0, 0.0, 0.0)
@@ -285,6 +298,7 @@ def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
         target_armature=target_armature,
         rotations=rotations,
         orientation_world=orientation_world,
+        pole_world=pole_world,
     )
 
 
@@ -324,7 +338,12 @@ def input_fingerprint(ob, chain, depsgraph) -> bytes:
             _matrix_bytes(pose_bone.location),
             _matrix_bytes(pose_bone.scale),
         ]
-    for target, bone in ((chain.target_object, chain.target_bone), (chain.orientation_object, chain.orientation_bone)):
+    inputs = (
+        (chain.target_object, chain.target_bone),
+        (chain.orientation_object, chain.orientation_bone),
+        (chain.pole_object, chain.pole_bone),
+    )
+    for target, bone in inputs:
         if target is None:
             parts.append(b"-")
             continue

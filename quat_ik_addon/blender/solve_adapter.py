@@ -15,6 +15,7 @@ from ..solver.chain import Chain
 from ..solver.goals import Goals
 from ..solver.learned_starts import LearnedStarts
 from ..solver.learned_starts import learn_start_poses as learn_starts
+from ..solver.pole import solve_facing_poles
 from ..solver.sequence import solve_sequence
 from ..solver.sequence import tracking_a_miss as tracking_settings
 from ..solver.settings import SolveResult, SolveSettings
@@ -31,6 +32,7 @@ class SolverOptions:
     settings: SolveSettings
     orientation_weight: float = 0.0
     learned_starts: object = None  # the solver's LearnedStarts, when the chain has some
+    pole_angle: float = 0.0  # radians, when the request has poles
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class SolveRequest:
     positions: np.ndarray  # (F, 3)
     orientations: np.ndarray | None = None  # (F, 4) wanted posed frame of the tip bone, wxyz
     start: np.ndarray | None = None  # None (rest), (n, 4) shared or (F, n, 4) per frame
+    poles: np.ndarray | None = None  # (F, 3) points the chain bends toward (root frame)
     sequence: bool = False  # frames follow each other in time: keep the pose continuous
 
 
@@ -72,6 +75,7 @@ def options_for(chain_settings, learned_starts=None) -> SolverOptions:
         settings=settings,
         orientation_weight=orientation_weight,
         learned_starts=learned_starts if chain_settings.use_learned_start else None,
+        pole_angle=float(chain_settings.pole_angle),
     )
 
 
@@ -107,6 +111,10 @@ def _run(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveRe
 def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveOutcome:
     """Solve every frame of ``request``; ValueError from the solver passes through."""
     result = _run(chain, request, options)
+    if request.poles is not None:
+        result = solve_facing_poles(
+            chain, Goals.of(_goals(request, options)), result, request.poles, options.settings, options.pole_angle
+        )
     return SolveOutcome(
         rotations=np.asarray(result.rotations),
         position_error=np.asarray(result.position_error),

@@ -1,0 +1,91 @@
+"""Pole targets: which way a chain bends, as Blender's IK pole target decides it.
+
+A chain whose goal is only a position can swing freely about the line from its root to the
+goal without moving the effector. A pole picks that swing: the chain is turned about the
+line until its bend (the mean of its joints' heads, seen across the line) points at the
+pole, plus ``pole_angle``; the turn is about a line through the root's head, so it is a
+change of the root joint alone and leaves the effector where it was. The turned pose is then
+solved again from there (joint limits may hold the root back), which keeps the goal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import quaternion as quat
+from .chain import Chain
+from .goals import Goals
+from .settings import SolveResult, SolveSettings
+from .solve import solve
+
+Array = NDArray[np.float64]
+
+# Across the root-goal line, a bend or a pole nearer than this share of the reach gives no
+# direction to turn to (a straight chain, or a pole on the line): those poses stay.
+UNDEFINED_BELOW = 1e-6
+
+
+def _across(vectors: Array, axis: Array) -> Array:
+    """The parts of (N, 3) vectors perpendicular to unit axes (N, 3)."""
+    return vectors - axis * np.einsum("ij,ij->i", vectors, axis)[:, None]
+
+
+def face_pole(chain: Chain, rotations: Array, goals: Array, poles: Array, pole_angle: float = 0.0) -> Array:
+    """Poses (N, n, 4) turned about their root-to-goal lines so their bends face the poles.
+
+    ``goals`` and ``poles`` are (N, 3) positions in the root frame; ``pole_angle`` (radians)
+    turns the bend further, right-handed about the root-to-goal line.
+    """
+    pose = chain.forward_kinematics(rotations)
+    root = pose.heads[:, 0]
+    line = goals - root
+    length = quat.length(line)
+    axis = line / np.maximum(length, 1e-300)[:, None]
+    bend = _across(np.mean(pose.heads[:, 1:] - root[:, None], axis=1) if chain.n_bones > 1 else line, axis)
+    wanted = _across(poles - root, axis)
+    scale = UNDEFINED_BELOW * chain.reach
+    defined = (length > scale) & (quat.length(bend) > scale) & (quat.length(wanted) > scale)
+    # Signed angle from the bend to the wanted direction, about the axis (atan2 form).
+    angle = np.arctan2(np.einsum("ij,ij->i", axis, np.cross(bend, wanted)), np.einsum("ij,ij->i", bend, wanted))
+    angle = np.where(defined, angle + pole_angle, 0.0)
+    turn = quat.from_axis_angle(axis, angle)
+    # The root's posed frame is P·q with P its frame before its own rotation; turning it by T
+    # in the root frame gives T·P·q = P·(P⁻¹·T·P·q).
+    before_root = pose.pre_rotations[:, 0]
+    turned = rotations.copy()
+    turned[:, 0] = quat.multiply(
+        quat.conjugate(before_root), quat.multiply(turn, quat.multiply(before_root, rotations[:, 0]))
+    )
+    return turned
+
+
+def solve_facing_poles(
+    chain: Chain, goals: Goals, solved: SolveResult, poles: Array, settings: SolveSettings, pole_angle: float = 0.0
+) -> SolveResult:
+    """Solved poses turned to face their poles, then solved again from there (no restarts:
+    the answer should stay near the turned pose). Where that misses a goal the solved pose
+    met (joint limits would not let the chain bend that way), the solved pose stays."""
+    turned = face_pole(chain, solved.rotations, goals.positions, poles, pole_angle)
+    facing = solve(
+        chain, goals, start_rotations=turned, reference_rotations=turned, settings=replace(settings, restarts=0)
+    )
+    keep = solved.converged & ~facing.converged
+    if not np.any(keep):
+        return replace(facing, iterations=facing.iterations + solved.iterations, restarts=solved.restarts)
+
+    def pick(from_solved: Array, from_facing: Array) -> Array:
+        return np.where(keep.reshape(-1, *([1] * (np.ndim(from_facing) - 1))), from_solved, from_facing)
+
+    return SolveResult(
+        rotations=pick(solved.rotations, facing.rotations),
+        effector=pick(solved.effector, facing.effector),
+        position_error=pick(solved.position_error, facing.position_error),
+        orientation_error=pick(solved.orientation_error, facing.orientation_error),
+        iterations=facing.iterations + solved.iterations,
+        restarts=solved.restarts,
+        converged=pick(solved.converged, facing.converged),
+        tolerance=facing.tolerance,
+    )

@@ -1,0 +1,88 @@
+"""Session: a chain's pole target decides which way it bends, in Solve Now, Live and Bake,
+without costing the goal; the pole angle turns the bend; a deleted pole is simply gone.
+
+argv: WORKDIR
+"""
+
+import math
+
+import bpy
+
+# isort: split
+from tests.blender.sessions.common import (
+    Checks,
+    add_chain,
+    effector_world,
+    empty,
+    straight_rig,
+    world_of,
+)
+
+checks = Checks("pole targets")
+bpy.ops.wm.read_homefile(use_empty=True)
+scene = bpy.context.scene
+rig = straight_rig("Arm", 3, length=1.0)  # bones along +Z from the origin
+target = empty("Target", (0.0, 0.0, 2.2))  # straight above: the chain must bend, any way
+pole = empty("Pole", (3.0, 0.0, 1.0))
+checks.check("chain added", add_chain(rig, "B2", 3, "Target", mode="MANUAL") == {"FINISHED"})
+chain = rig.quat_ik.chains[0]
+chain.tolerance = 1e-4
+
+
+def bend_x() -> float:
+    """Mean x of the two inner joints: which side of the root-target line the chain bends to."""
+    bpy.context.view_layer.update()
+    return (world_of(rig, "B1").x + world_of(rig, "B2").x) / 2.0
+
+
+def solve() -> None:
+    checks.check("solve finished", bpy.ops.quat_ik.solve() == {"FINISHED"})
+
+
+def reached() -> float:
+    return (effector_world(rig, "B2") - target.matrix_world.translation).length
+
+
+for side in (1.0, -1.0):
+    pole.location = (3.0 * side, 0.0, 1.0)
+    chain.pole_object = pole
+    solve()
+    checks.check(f"bends toward the pole at x = {3 * side:+.0f}", bend_x() * side > 0.3, f"mean x {bend_x():.3f}")
+    checks.check(f"reaches the target with the pole at x = {3 * side:+.0f}", reached() < 1e-3, f"{reached():.2e}")
+
+pole.location = (0.0, 3.0, 1.0)
+solve()
+checks.check("bends toward a pole on +Y", (world_of(rig, "B1").y + world_of(rig, "B2").y) / 2 > 0.3)
+chain.pole_angle = math.radians(180.0)
+solve()
+checks.check("pole angle 180° bends away from the pole", (world_of(rig, "B1").y + world_of(rig, "B2").y) / 2 < -0.3)
+chain.pole_angle = 0.0
+
+# Live: moving the pole alone re-solves the chain.
+chain.mode = "LIVE"
+pole.location = (-3.0, 0.0, 1.0)
+bpy.context.view_layer.update()
+checks.check("live: moving the pole re-bends the chain", bend_x() < -0.3, f"mean x {bend_x():.3f}")
+chain.mode = "MANUAL"
+
+# Bake: the pole keys follow the pole, every frame reaching.
+for frame, x in ((1, 3.0), (20, -3.0)):
+    pole.location = (x, 0.0, 1.0)
+    pole.keyframe_insert("location", frame=frame)
+result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=20, destination="NEW_ACTION")
+checks.check("bake finished", result == {"FINISHED"})
+scene.frame_set(1)
+checks.check("baked frame 1 bends to +X", bend_x() > 0.3, f"{bend_x():.3f}")
+checks.check("baked frame 1 reaches", reached() < 1e-3, f"{reached():.2e}")
+scene.frame_set(20)
+checks.check("baked frame 20 bends to -X", bend_x() < -0.3, f"{bend_x():.3f}")
+checks.check("baked frame 20 reaches", reached() < 1e-3, f"{reached():.2e}")
+
+# A deleted pole: Blender clears the pointer, and the chain solves without a pole.
+scene.frame_set(1)
+rig.animation_data_clear()
+bpy.data.objects.remove(pole)
+checks.check("deleted pole: the chain's pole is cleared", chain.pole_object is None)
+solve()
+checks.check("deleted pole: still reaches", reached() < 1e-3, f"{reached():.2e}")
+checks.close()
