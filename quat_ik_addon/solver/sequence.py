@@ -8,16 +8,18 @@ bend plane within a few frames when solved from rest every frame). Done frame by
 is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
 
 1. Segment starts are solved one after another, each warm from the one before (the first
-   from the start pose): a coarse follow of the shot, with restarts near the start before.
+   from the start pose): a coarse follow of the shot.
 2. The followed frames of every segment are solved from its start, all segments side by side
    (one batched solve per step).
 3. Joins: a segment arrives at the next segment's start in another posture than that start's
    own answer (a redundant chain's posture depends on its history). A small difference is
    spread over the segment: each joint is turned by a growing share of it and the frames are
    solved again warm from there, so the joints move a little more per frame instead of
-   jumping. A large one (a missed goal, a branch ended at a joint limit, a difference that
-   would need faster motion than the segment's own) has the next segment followed again
-   from the arrival, one step at a time.
+   jumping. From the first join that cannot be spread (more than ``REFOLLOW_ANGLE``, or
+   faster than the segment's own motion) or the first segment that needed a restart on its
+   way, the shot is followed on from that arrival: the later starts are solved again from it
+   and the later segments followed again, side by side (at most ``MAX_ROUNDS`` times; a join
+   left after that is a jump for step 5).
 4. The frames between followed ones start from the per-joint slerp of their followed
    neighbours and are solved in one batch; frames that missed their goal try again from
    the nearest frames that met theirs.
@@ -36,7 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
-from .ccd import finish_result, initial_poses
+from .ccd import finish_result, goal_errors, initial_poses
 from .chain import Chain
 from .goals import Goals
 from .sequence_plan import followed_frames, segment_starts
@@ -100,6 +102,7 @@ class _Frames:
         self.restarted = np.zeros(goals.count, dtype=bool)
         self.warm = replace(settings, max_iterations=min(settings.max_iterations, WARM_ITERATIONS))
         self.warm_alone = replace(self.warm, restarts=0)  # carrying a branch: it holds or it ends
+        self.warm_alone_full = replace(settings, restarts=0)
         # While a goal stays out of reach restarts are skipped: they cost many solves, cannot
         # help a goal nobody reaches, and would trade the followed pose for a far one.
         self.tracking_miss = tracking_a_miss(self.warm)
@@ -237,9 +240,9 @@ def _spread_joins(frames: _Frames, followed: Rows, joins: list) -> None:
         poses[inside] = quat.multiply(poses[inside], quat.slerp_from_identity(difference, share))
         corrected.append(inside)
     if corrected:
-        steps = followed[np.concatenate(corrected)]
-        guesses = poses[np.concatenate(corrected)]
-        frames.keep(steps, *frames.solve_warm(steps, guesses, frames.met[steps]))
+        inside = np.concatenate(corrected)
+        steps = followed[inside]
+        frames.keep(steps, *frames.solve_warm(steps, poses[inside], frames.met[steps]))
 
 
 def _fill_between(frames: _Frames, followed: Rows) -> None:
@@ -287,6 +290,21 @@ def _rescue_misses(frames: _Frames) -> None:
     rescued = np.nonzero(np.any(reached, axis=1))[0]
     first_met = np.argmax(reached, axis=1)
     frames.keep(missed[rescued], poses[rescued, first_met[rescued]], np.ones(rescued.size, dtype=bool))
+
+
+def _settle_misses(frames: _Frames) -> None:
+    """Frames still missing their goal were tracked with a few iterations each; solve them once
+    more from where they are, all in one batch with the full iteration budget, so each ends at
+    its closest miss (kept where that is closer)."""
+    missed = np.nonzero(~frames.met)[0]
+    if missed.size == 0:
+        return
+    goals = frames.goals.take(missed)
+    before, _, _ = goal_errors(frames.chain, goals, frames.rotations[missed])
+    settled = solve(frames.chain, goals, start_rotations=frames.rotations[missed], settings=frames.warm_alone_full)
+    np.add.at(frames.iterations, missed, settled.iterations)
+    closer = settled.position_error + frames.chain.reach * settled.orientation_error < before
+    frames.keep(missed[closer], settled.rotations[closer], settled.converged[closer])
 
 
 def _carry_backwards(frames: _Frames, order: Rows, position: int) -> None:
@@ -353,5 +371,6 @@ def solve_sequence(
         _repair_jumps(frames, followed)
         _fill_between(frames, followed)
         _rescue_misses(frames)
+        _settle_misses(frames)
         _repair_jumps(frames, np.arange(goals.count))
     return finish_result(chain, goals, frames.rotations, frames.iterations, settings, frames.restarts)
