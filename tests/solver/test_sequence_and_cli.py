@@ -144,8 +144,9 @@ def test_a_goal_out_of_reach_is_tracked_cheaply_and_left_smoothly(rng):
     inside[out] = False
     assert np.all(result.converged[inside])
     assert not np.any(result.converged[out])
-    # Tracking a miss costs a few iterations a frame and restarts only now and then.
-    assert np.mean(result.iterations[out]) <= 2 * sequence.MISS_ITERATIONS
+    # Tracking a miss costs a few iterations a frame (and one settling solve at the end), and
+    # restarts only now and then.
+    assert np.mean(result.iterations[out]) <= 3 * sequence.MISS_ITERATIONS
     assert np.sum(result.restarts[out] > 0) <= len(range(80, 160)) // sequence.RETRY_EVERY + 2
     # Pointing at the goal: the effector lies on the goal's side of the root.
     direction = targets[out] / np.linalg.norm(targets[out], axis=1, keepdims=True)
