@@ -136,8 +136,12 @@ def run_dls(
     max_iterations: int | None = None,
     method: str = "damped",
     preferred: Array | None = None,
+    unmet: list | None = None,
 ) -> tuple[Array, Array]:
     """DLS iterations on (N, n, 4) poses; returns the best poses and iterations per row.
+
+    ``unmet``: a list that receives the rows whose goals are still unmet (saves the caller a
+    forward-kinematics pass to find them).
 
     With ``preferred`` poses and ``settings.rest_pull`` > 0, each step also turns the joints
     toward the preferred pose inside the Jacobian's null space, (I − J⁺J)·z (the classic
@@ -158,6 +162,7 @@ def run_dls(
     iterations = np.zeros(goals.count, dtype=np.int64)
     failures = np.zeros(goals.count, dtype=np.int64)
     active = ~settings.reached(position_error, orientation_error, tolerance)
+    met = ~active
     n = chain.n_bones
 
     for _ in range(max_iterations):
@@ -214,4 +219,7 @@ def run_dls(
         reached = settings.reached(trial_position, trial_orientation, tolerance) & better
         stalled = failures[rows] >= settings.stall_iterations
         active[rows] = ~reached & ~stalled
+        met[rows] = reached
+    if unmet is not None:
+        unmet.append(np.nonzero(~met)[0])
     return rotations, iterations

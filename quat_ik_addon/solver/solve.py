@@ -28,18 +28,21 @@ def run_method(
         kind = "transpose" if method == "jacobian_transpose" else "damped"
         return run_dls(chain, goals, rotations, settings, method=kind, preferred=preferred)
     if method == "ccd_dls":
-        first, second = (
-            lambda q: run_ccd(chain, goals, q, settings, preferred, settings.ccd_iterations_before_dls),
-            lambda q: run_dls(chain, goals, q, settings, preferred=preferred),
+        rotations, iterations = run_ccd(
+            chain, goals, rotations, settings, preferred, settings.ccd_iterations_before_dls
         )
-    else:
-        first, second = (
-            lambda q: run_dls(chain, goals, q, settings, preferred=preferred),
-            lambda q: run_ccd(chain, goals, q, settings, preferred),
-        )
-    rotations, iterations = first(rotations)
-    rotations, more = second(rotations)
-    return rotations, iterations + more
+        rotations, more = run_dls(chain, goals, rotations, settings, preferred=preferred)
+        return rotations, iterations + more
+    # dls_ccd: CCD finishes the goals DLS left unmet (a joint pressed against a limit).
+    unmet: list = []
+    rotations, iterations = run_dls(chain, goals, rotations, settings, preferred=preferred, unmet=unmet)
+    rows = unmet[0]
+    if rows.size:
+        rows_goals = goals if rows.size == goals.count else goals.take(rows)
+        rows_preferred = None if preferred is None else preferred[rows]
+        rotations[rows], more = run_ccd(chain, rows_goals, rotations[rows], settings, rows_preferred)
+        iterations[rows] += more
+    return rotations, iterations
 
 
 def pose_distance(a: Array, b: Array) -> Array:
