@@ -41,6 +41,15 @@ class _QuatIKPanel:
         return ob is not None and ob.type == "ARMATURE"
 
 
+def _object_or_bone(layout, chain, object_property: str, bone_property: str):
+    """An object field, and a bone search below it when the object is an armature."""
+    layout.prop(chain, object_property)
+    target = getattr(chain, object_property)
+    if target is not None and target.type == "ARMATURE":
+        layout.prop_search(chain, bone_property, target.data, "bones", text="Bone")
+    return target
+
+
 class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
     """Chains of the active armature"""
 
@@ -69,9 +78,7 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
         col = layout.column()
         col.prop_search(chain, "tip_bone", ob.data, "bones", text="Tip")
         col.prop(chain, "chain_length")
-        col.prop(chain, "target_object")
-        if chain.target_object is not None and chain.target_object.type == "ARMATURE":
-            col.prop_search(chain, "target_bone", chain.target_object.data, "bones", text="Bone")
+        _object_or_bone(col, chain, "target_object", "target_bone")
         col.prop(chain, "effector_offset")
         col.prop(chain, "mode")
 
@@ -80,10 +87,9 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
         row.operator("quat_ik.bake", icon="REC", text="Bake")
 
 
-class QUATIK_PT_chain_orientation(_QuatIKPanel, bpy.types.Panel):
-    """The tip's rotation goal (shown only when the solver supports it)"""
+class _ChainSubPanel(_QuatIKPanel):
+    """A sub-panel about the selected chain (shown only when there is one)."""
 
-    bl_label = "Orientation"
     bl_parent_id = "QUATIK_PT_chains"
     bl_options = {"DEFAULT_CLOSED"}
 
@@ -91,78 +97,61 @@ class QUATIK_PT_chain_orientation(_QuatIKPanel, bpy.types.Panel):
     def poll(cls, context):
         return super().poll(context) and properties.active_chain(context.object) is not None
 
-    def draw(self, context):
+    def split_layout(self):
+        """The panel's layout with property labels on the left, Blender's settings style."""
         layout = self.layout
         layout.use_property_split = True
         layout.use_property_decorate = False
+        return layout
+
+
+class QUATIK_PT_chain_orientation(_ChainSubPanel, bpy.types.Panel):
+    """The tip's rotation goal (shown only when the solver supports it)"""
+
+    bl_label = "Orientation"
+
+    def draw(self, context):
+        layout = self.split_layout()
         chain = properties.active_chain(context.object)
         layout.prop(chain, "orientation_mode")
         if chain.orientation_mode == "OBJECT":
-            layout.prop(chain, "orientation_object")
-            target = chain.orientation_object
-            if target is not None and target.type == "ARMATURE":
-                layout.prop_search(chain, "orientation_bone", target.data, "bones", text="Bone")
+            _object_or_bone(layout, chain, "orientation_object", "orientation_bone")
         if chain.orientation_mode != "NONE":
             layout.prop(chain, "orientation_weight")
 
 
-class QUATIK_PT_chain_pole(_QuatIKPanel, bpy.types.Panel):
+class QUATIK_PT_chain_pole(_ChainSubPanel, bpy.types.Panel):
     """Which way the chain bends: toward a pole target, as Blender's IK pole"""
 
     bl_label = "Pole"
-    bl_parent_id = "QUATIK_PT_chains"
-    bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        return super().poll(context) and properties.active_chain(context.object) is not None
 
     def draw(self, context):
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = self.split_layout()
         chain = properties.active_chain(context.object)
-        layout.prop(chain, "pole_object")
-        pole = chain.pole_object
-        if pole is not None and pole.type == "ARMATURE":
-            layout.prop_search(chain, "pole_bone", pole.data, "bones", text="Bone")
+        pole = _object_or_bone(layout, chain, "pole_object", "pole_bone")
         row = layout.row()
         row.active = pole is not None
         row.prop(chain, "pole_angle")
 
 
-class QUATIK_PT_chain_solver(_QuatIKPanel, bpy.types.Panel):
+class QUATIK_PT_chain_solver(_ChainSubPanel, bpy.types.Panel):
     """Solver settings of the selected chain"""
 
     bl_label = "Solver"
-    bl_parent_id = "QUATIK_PT_chains"
-    bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        return super().poll(context) and properties.active_chain(context.object) is not None
 
     def draw(self, context):
         from .operators_chain import _solver_settings_layout
 
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
-        _solver_settings_layout(layout, properties.active_chain(context.object))
+        _solver_settings_layout(self.split_layout(), properties.active_chain(context.object))
 
 
-class QUATIK_PT_chain_status(_QuatIKPanel, bpy.types.Panel):
+class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
     """How the selected chain's last solve went, so a pose can be explained"""
 
     bl_label = "Last Solve"
-    bl_parent_id = "QUATIK_PT_chains"
-
-    @classmethod
-    def poll(cls, context):
-        return super().poll(context) and properties.active_chain(context.object) is not None
+    bl_options = set()  # open: it explains the pose
 
     def draw(self, context):
-
         layout = self.layout
         chain = properties.active_chain(context.object)
         if chain.status_message:

@@ -5,6 +5,7 @@ argv: WORKDIR
 """
 
 import math
+import types
 
 import bpy
 
@@ -15,6 +16,7 @@ from tests.blender.sessions.common import (
     effector_world,
     empty,
     straight_rig,
+    submodule,
     world_of,
 )
 
@@ -77,6 +79,51 @@ checks.check("baked frame 1 reaches", reached() < 1e-3, f"{reached():.2e}")
 scene.frame_set(20)
 checks.check("baked frame 20 bends to -X", bend_x() < -0.3, f"{bend_x():.3f}")
 checks.check("baked frame 20 reaches", reached() < 1e-3, f"{reached():.2e}")
+
+
+# The Pole and Orientation sub-panels (closed by default, so no window test opens them) draw
+# their fields: drawn here onto a layout that records what it is asked to show.
+class RecordingLayout:
+    def __init__(self, shown):
+        self.shown, self.use_property_split, self.use_property_decorate, self.active = shown, False, True, True
+
+    def prop(self, data, name, **_):
+        self.shown.append(name)
+
+    def prop_search(self, data, name, *_args, **_kwargs):
+        self.shown.append(name)
+
+    def row(self, **_):
+        return self
+
+
+def drawn_fields(panel_class) -> list:
+    shown: list = []
+    stand_in = types.SimpleNamespace(layout=RecordingLayout(shown))  # Blender makes the real panel
+    stand_in.split_layout = lambda: panels._ChainSubPanel.split_layout(stand_in)
+    panel_class.draw(stand_in, bpy.context)
+    return shown
+
+
+panels = submodule("panels")
+bpy.context.view_layer.objects.active = rig
+checks.check(
+    "Pole panel shows the pole, its bone field only for armatures, and the angle",
+    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "pole_angle"],
+    drawn_fields(panels.QUATIK_PT_chain_pole),
+)
+chain.pole_object = rig
+checks.check(
+    "Pole panel shows a bone field for an armature pole",
+    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "pole_bone", "pole_angle"],
+)
+chain.pole_object = pole
+chain.orientation_mode = "OBJECT"
+checks.check(
+    "Orientation panel draws with the shared object/bone helper",
+    drawn_fields(panels.QUATIK_PT_chain_orientation)[:2] == ["orientation_mode", "orientation_object"],
+)
+chain.orientation_mode = "NONE"
 
 # A deleted pole: Blender clears the pointer, and the chain solves without a pole.
 scene.frame_set(1)
