@@ -84,14 +84,13 @@ def tracking_a_miss(options: SolverOptions) -> SolverOptions:
     return replace(options, settings=tracking_settings(options.settings))
 
 
-def _goals(request: SolveRequest, options: SolverOptions):
+def _goals(request: SolveRequest, options: SolverOptions) -> Goals:
     if request.orientations is None or options.orientation_weight <= 0.0:
-        return request.positions
+        return Goals.of(request.positions)
     return Goals(request.positions, orientations=request.orientations, orientation_weight=options.orientation_weight)
 
 
-def _run(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveResult:
-    goals = _goals(request, options)
+def _run(chain: Chain, goals: Goals, request: SolveRequest, options: SolverOptions) -> SolveResult:
     if request.sequence:
         start = request.start
         if start is not None and np.ndim(start) == 3:
@@ -110,11 +109,10 @@ def _run(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveRe
 
 def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveOutcome:
     """Solve every frame of ``request``; ValueError from the solver passes through."""
-    result = _run(chain, request, options)
+    goals = _goals(request, options)
+    result = _run(chain, goals, request, options)
     if request.poles is not None:
-        result = solve_facing_poles(
-            chain, Goals.of(_goals(request, options)), result, request.poles, options.settings, options.pole_angle
-        )
+        result = solve_facing_poles(chain, goals, result, request.poles, options.settings, options.pole_angle)
     return SolveOutcome(
         rotations=np.asarray(result.rotations),
         position_error=np.asarray(result.position_error),
