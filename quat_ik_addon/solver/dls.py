@@ -61,15 +61,35 @@ class _AllowedTurns:
     def __init__(self, chain: Chain, pre: Array):
         self.hinges = chain.hinge_bones
         self.fixed = chain.fixed_bones
+        self.pre = pre
         if self.hinges.size:
             axes = quat.rotate(pre[:, self.hinges], chain.hinge_axes)
             self.hinge_projectors = axes[..., :, None] * axes[..., None, :]
+        self.pressed = None
+
+    def keep_pressed(self, pressed: Array, blocks: Array, residual: Array) -> None:
+        """Joints pressed against their limit by the last step (``pressed`` (N, n, 3): the unit
+        axis, in the joint's frame, about which the limit turned it back; zero for the others)
+        stay off that axis while the steepest descent (Jᵀe) still pushes them outwards: so
+        the other joints make up for them instead of the step being clamped away (the active
+        set of gradient projection, Rosen 1960). Blocks (N, n, m, 3), residual (N, m)."""
+        rows, joints = np.nonzero(np.any(pressed != 0.0, axis=-1))
+        if rows.size == 0:
+            return
+        inwards = quat.rotate(self.pre[rows, joints], pressed[rows, joints])
+        descent = np.einsum("kmi,km->ki", blocks[rows, joints], residual[rows])
+        outwards = np.einsum("ki,ki->k", descent, inwards) <= 0.0
+        axes = inwards[outwards]
+        self.pressed = (rows[outwards], joints[outwards], np.eye(3) - axes[:, :, None] * axes[:, None, :])
 
     def of_blocks(self, blocks: Array) -> Array:
         """Each joint's (r, 3) block times its projector: blocks (N, n, r, 3), changed in place."""
         if self.hinges.size:
             blocks[:, self.hinges] = np.einsum("nkij,nkjl->nkil", blocks[:, self.hinges], self.hinge_projectors)
         blocks[:, self.fixed] = 0.0
+        if self.pressed is not None:
+            rows, joints, projectors = self.pressed
+            blocks[rows, joints] = blocks[rows, joints] @ projectors
         return blocks
 
     def of_vectors(self, vectors: Array) -> Array:
@@ -77,6 +97,9 @@ class _AllowedTurns:
         if self.hinges.size:
             vectors[:, self.hinges] = np.einsum("nkij,nkj->nki", self.hinge_projectors, vectors[:, self.hinges])
         vectors[:, self.fixed] = 0.0
+        if self.pressed is not None:
+            rows, joints, projectors = self.pressed
+            vectors[rows, joints] = np.einsum("kij,kj->ki", projectors, vectors[rows, joints])
         return vectors
 
 
@@ -95,23 +118,24 @@ class _Problem:
         self.position_scale = np.sqrt(goals.position_weight)
         self.orientation_scale = np.sqrt(goals.orientation_weight) * chain.reach
 
-    def linearise(self, pose: ChainPose) -> tuple[Array, Array, _AllowedTurns]:
-        """Jacobian (N, m, 3n), weighted residual (N, m) and the allowed turns at a posed chain."""
+    def linearise(self, pose: ChainPose, pressed: Array | None = None) -> tuple[Array, Array, _AllowedTurns]:
+        """Jacobian (N, m, 3n), weighted residual (N, m) and the allowed turns at a posed chain
+        (``pressed``: see ``_AllowedTurns.keep_pressed``)."""
         count, n = pose.heads.shape[:2]
         allowed = _AllowedTurns(self.chain, pose.pre_rotations)
         lever = pose.effector[:, None, :] - pose.heads
-        moves = allowed.of_blocks((lever.reshape(-1, 3) @ _TURN_MOVES).reshape(count, n, 3, 3))
-        rows = [self.position_scale * _as_rows(moves)]
+        blocks = [self.position_scale * (lever.reshape(-1, 3) @ _TURN_MOVES).reshape(count, n, 3, 3)]
         residual = [self.position_scale * (self.goals.positions - pose.effector)]
         orientation = _orientation_residual(self.goals, pose.rotations[:, -1])
         if orientation is not None:
             error_vector, counted = orientation
-            turns = allowed.of_blocks(np.broadcast_to(counted[:, None], (count, n, 3, 3)).copy())
-            rows.append(self.orientation_scale * _as_rows(turns))
+            blocks.append(self.orientation_scale * np.broadcast_to(counted[:, None], (count, n, 3, 3)))
             residual.append(self.orientation_scale * error_vector)
-        if len(rows) == 1:
-            return rows[0], residual[0], allowed
-        return np.concatenate(rows, axis=1), np.concatenate(residual, axis=1), allowed
+        blocks = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=2)
+        residual = residual[0] if len(residual) == 1 else np.concatenate(residual, axis=1)
+        if pressed is not None:
+            allowed.keep_pressed(pressed, blocks, residual)
+        return _as_rows(allowed.of_blocks(blocks)), residual, allowed
 
 
 def _toward_preferred(rotations: Array, preferred: Array, pre: Array) -> Array:
@@ -119,13 +143,19 @@ def _toward_preferred(rotations: Array, preferred: Array, pre: Array) -> Array:
     return quat.rotate(pre, quat.rotation_vector(quat.multiply(preferred, quat.conjugate(rotations))))
 
 
-def _apply(chain: Chain, rotations: Array, pre: Array, turn: Array) -> Array:
-    """Turn each joint by its root-frame rotation vector (N, n, 3), then clamp to its limit."""
+def _apply(chain: Chain, rotations: Array, pre: Array, turn: Array) -> tuple[Array, Array]:
+    """Turn each joint by its root-frame rotation vector (N, n, 3), then clamp to its limit.
+    Also returns, per joint, the unit axis (joint frame) about which its limit turned it back
+    (zero where the limit did not act)."""
     local = quat.rotate(quat.conjugate(pre), turn)
     angle = quat.length(local)
     axis = local / np.maximum(angle, 1e-300)[..., None]
     turned = quat.multiply(quat.from_axis_angle(axis, angle), rotations)
-    return chain.clamp_to_limits(turned)
+    clamped = chain.clamp_to_limits(turned)
+    back = quat.rotation_vector(quat.multiply(clamped, quat.conjugate(turned)))
+    size = quat.length(back)
+    pressed = np.where((size > 1e-9)[..., None], back / np.maximum(size, 1e-300)[..., None], 0.0)
+    return clamped, pressed
 
 
 def run_dls(
@@ -164,6 +194,7 @@ def run_dls(
     active = ~settings.reached(position_error, orientation_error, tolerance)
     met = ~active
     n = chain.n_bones
+    pressed = np.zeros((goals.count, n, 3))
 
     for _ in range(max_iterations):
         rows = np.nonzero(active)[0]
@@ -173,7 +204,7 @@ def run_dls(
         problem = _Problem(chain, row_goals)
         row_pose = pose if rows.size == goals.count else pose.take(rows)
         pre = row_pose.pre_rotations
-        jacobian, residual, allowed = problem.linearise(row_pose)
+        jacobian, residual, allowed = problem.linearise(row_pose, pressed[rows])
         if method == "transpose":
             step = np.einsum("nmc,nm->nc", jacobian, residual)
             moved = np.einsum("nmc,nc->nm", jacobian, step)
@@ -196,13 +227,16 @@ def run_dls(
         step = step.reshape(len(rows), n, 3)
         largest = np.max(quat.length(step), axis=-1)
         step *= np.minimum(1.0, MAX_JOINT_STEP / np.maximum(largest, 1e-300))[:, None, None]
-        trial = _apply(chain, rotations[rows], pre, step)
+        trial, trial_pressed = _apply(chain, rotations[rows], pre, step)
         trial_pose = chain.forward_kinematics(trial)
         trial_position, trial_orientation = goal_errors_of(trial_pose, row_goals)
         trial_error = combined_error(chain, trial_position, trial_orientation)
         better = trial_error < error[rows]
         accepted = rows[better]
         rotations[accepted] = trial[better]
+        # Joints their limit turned back press on it: the next step keeps off that direction.
+        # A failed step releases them all (the goal may need a joint to come off its limit).
+        pressed[rows] = np.where(better[:, None, None], trial_pressed, 0.0)
         pose.put(accepted, trial_pose.take(np.nonzero(better)[0]))
         iterations[rows] += 1
         # Levenberg–Marquardt: trust the linear model more after a success, less after a miss.

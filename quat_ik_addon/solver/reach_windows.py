@@ -18,6 +18,7 @@ early-accept dot product.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +31,10 @@ Array = NDArray[np.float64]
 
 CONTAINS_TOLERANCE = 1e-12
 NEWTON_SETTLED = 1e-13  # radians of rim angle: the elliptic clamp's Newton steps stop below this
+SECULAR_SETTLED = 1e-13  # ... and its secular equation's, in μ (∈ (0, 1))
+SECULAR_STEPS = 40  # a bound: from the circular start Newton settles in 2-4 steps
+FRONT_MIN = 1e-9  # a direction this far in front of the window plane has a secular root
+SCALAR_ROWS = 16  # clamps of at most this many directions run per direction in plain Python
 
 
 def _unit(v: ArrayLike) -> Array:
@@ -104,6 +109,7 @@ class EllipticConeWindow:
     half_angles: tuple[float, float]
     _radii: Array = field(init=False, repr=False)
     _coarse_rim: Array = field(init=False, repr=False)
+    _basis: Array | None = field(init=False, repr=False)  # rows plane_x, plane_y, center when orthonormal
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "center", _unit(self.center))
@@ -111,6 +117,9 @@ class EllipticConeWindow:
         object.__setattr__(self, "plane_y", _unit(self.plane_y))
         object.__setattr__(self, "_radii", np.tan(np.asarray(self.half_angles, dtype=float)))
         object.__setattr__(self, "_coarse_rim", self.rim(np.arange(64) * (2.0 * np.pi / 64)))
+        basis = np.stack((self.plane_x, self.plane_y, self.center))
+        orthonormal = np.allclose(basis @ basis.T, np.eye(3), rtol=0.0, atol=1e-12)
+        object.__setattr__(self, "_basis", basis if orthonormal else None)
 
     @property
     def accept_axis(self) -> Array:
@@ -156,24 +165,16 @@ class EllipticConeWindow:
         rim = g / length
         return _dot(d, (g_prime - rim * _dot(rim, g_prime)[..., None]) / length)
 
-    def closest(self, d: Array, coarse_samples: int = 64, refine_steps: int = 10) -> Array:
-        """Nearest rim direction: a coarse scan brackets the maximum of d·rim(φ), then Newton's
-        method on its slope, kept inside the bracket by bisection (safeguarded Newton).
+    def _scanned_rim_angle(self, towards: Array, coarse_samples: int = 64, refine_steps: int = 10) -> Array:
+        """Rim angle φ maximising d·rim(φ), for any direction: a coarse scan brackets the
+        maximum, then Newton's method on its slope, kept inside the bracket by bisection.
 
-        d·rim(φ) has no closed-form maximiser. Working on the slope rather than comparing
-        values matters: the values are flat at the top and only resolve φ to ~1e-8.
+        Working on the slope rather than comparing values matters: the values are flat at the
+        top and only resolve φ to ~1e-8.
         """
-        inside = self.contains(d, 0.0)
-        if np.all(inside):
-            return d
-        outside = ~inside
-        towards = d[outside]
         step = 2.0 * np.pi / coarse_samples
         grid = np.arange(coarse_samples) * step
-        if coarse_samples == 64:
-            coarse_rim = self._coarse_rim  # the default scan's rim, built once
-        else:
-            coarse_rim = self.rim(grid)
+        coarse_rim = self._coarse_rim if coarse_samples == 64 else self.rim(grid)  # the default scan's rim, built once
         angle = grid[np.argmax(towards @ coarse_rim.T, axis=-1)]
         lo, hi = angle - step, angle + step
         # The slope and its finite-difference partner 1e-7 further on come from one evaluation
@@ -192,9 +193,86 @@ class EllipticConeWindow:
             previous, angle = angle, np.where(usable, newton, 0.5 * (lo + hi))
             if np.max(np.abs(angle - previous)) < NEWTON_SETTLED:
                 break  # Newton converges quadratically: a step this small is the last one needed
+        return angle
+
+    def _front_rim_angle(self, x: Array, y: Array, z: Array) -> Array:
+        """Rim angle of the nearest direction for directions in front of the window plane
+        (z > 0), from their window coordinates.
+
+        The nearest direction is the ray through the Euclidean projection p of d onto the cone
+        x²/A² + y²/B² = z² (d − p is normal to the cone, so to the ray, and |d − p|² = 1 − (d·u)²).
+        Lagrange gives p = (A²x/(A²+μ), B²y/(B²+μ), z/(1−μ)) for the root μ ∈ (0, 1) of
+        k(μ) = (1 − μ)·|(Ax/(A²+μ), By/(B²+μ))| − z, which decreases from k(0) > 0 (d is
+        outside) to k(1) = −z (Eberly, "Distance from a point to an ellipse, an ellipsoid, or
+        a hyperellipsoid", 2013, for the same secular equation). Safeguarded Newton from the
+        circular cone's root; a handful of rows run in plain Python, where numpy's per-call
+        cost would outweigh its speed.
+        """
+        a, b = float(self._radii[0]), float(self._radii[1])
+        if len(x) <= SCALAR_ROWS:
+            rows = zip(x.tolist(), y.tolist(), z.tolist(), strict=True)
+            return np.array([_front_rim_angle_of_one(xi, yi, zi, a, b) for xi, yi, zi in rows])
+        mu, lo, hi = np.clip(_secular_start(x, y, z, a, b), 0.0, 1.0), np.zeros_like(x), np.ones_like(x)
+        for _ in range(SECULAR_STEPS):
+            k, newton = _secular_newton(mu, x * a, y * b, z, a * a, b * b)
+            lo, hi = np.where(k > 0.0, mu, lo), np.where(k > 0.0, hi, mu)
+            previous, mu = mu, np.where((newton >= lo) & (newton <= hi), newton, 0.5 * (lo + hi))
+            if np.max(np.abs(mu - previous)) < SECULAR_SETTLED:
+                break
+        return np.arctan2(y * b / (b * b + mu), x * a / (a * a + mu))
+
+    def closest(self, d: Array) -> Array:
+        """Nearest rim direction (exact; see ``_front_rim_angle`` and ``_scanned_rim_angle``)."""
+        inside = self.contains(d, 0.0)
+        if np.all(inside):
+            return d
+        outside = ~inside
+        towards = d[outside]
+        if self._basis is None:  # a skewed window plane: no secular equation in these axes
+            nearest = d.copy()
+            nearest[outside] = self.rim(self._scanned_rim_angle(towards))
+            return nearest
+        x, y, z = (towards @ self._basis.T).T
+        front = z > FRONT_MIN
+        if np.all(front):
+            angle = self._front_rim_angle(x, y, z)
+        else:
+            angle = np.empty(len(towards))
+            angle[front] = self._front_rim_angle(x[front], y[front], z[front])
+            angle[~front] = self._scanned_rim_angle(towards[~front])
         nearest = d.copy()
         nearest[outside] = self.rim(angle)
         return nearest
+
+
+def _secular_start(x, y, z, a: float, b: float):
+    """The root of the circular cone through the ellipse's radius towards (x, y): a start a
+    few Newton steps from the elliptic root. Floats or arrays alike."""
+    rho = (x * x + y * y) ** 0.5
+    radius = rho / ((x * x) / (a * a) + (y * y) / (b * b)) ** 0.5
+    return (rho * radius - z * radius * radius) / (rho * radius + z)  # callers clip it into [0, 1]
+
+
+def _secular_newton(mu, xa, yb, z, a2: float, b2: float):
+    """k(μ) of ``_front_rim_angle`` and the Newton step from μ. Floats or arrays alike."""
+    ia, ib = 1.0 / (a2 + mu), 1.0 / (b2 + mu)
+    u, v = xa * ia, yb * ib
+    r = (u * u + v * v) ** 0.5
+    k = (1.0 - mu) * r - z
+    slope = -r - (1.0 - mu) * (u * u * ia + v * v * ib) / r
+    return k, mu - k / slope
+
+
+def _front_rim_angle_of_one(x: float, y: float, z: float, a: float, b: float) -> float:
+    """``_front_rim_angle`` for one direction, in plain Python floats."""
+    mu, lo, hi = min(max(_secular_start(x, y, z, a, b), 0.0), 1.0), 0.0, 1.0
+    for _ in range(SECULAR_STEPS):
+        k, newton = _secular_newton(mu, x * a, y * b, z, a * a, b * b)
+        lo, hi = (mu, hi) if k > 0.0 else (lo, mu)
+        previous, mu = mu, newton if lo <= newton <= hi else 0.5 * (lo + hi)
+        if abs(mu - previous) < SECULAR_SETTLED:
+            break
+    return math.atan2(y * b / (b * b + mu), x * a / (a * a + mu))
 
 
 @dataclass(frozen=True, eq=False)

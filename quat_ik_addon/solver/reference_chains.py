@@ -68,6 +68,21 @@ def limited_chain(n_bones: int, clamp_mode: str = "closest", use_fast_paths: boo
     return _straight_chain(np.full(n_bones, 1.0 / n_bones), tuple(limits), names)
 
 
+def elliptic_chain(n_bones: int) -> Chain:
+    """The Blender benchmark's chain: n bones standing along the root frame's +Z, 3 long in
+    all, each a ball joint whose swing lies in an elliptic cone (50° towards X, 35° towards Z
+    of the bone) with twist within ±30°: limits Blender's IK can express too."""
+    window = EllipticConeWindow(Y_AXIS, X_AXIS, Z_AXIS, (np.radians(50), np.radians(35)))
+    ball = BallJoint((window,), _degrees(-30, 30))
+    lengths = np.full(n_bones, 3.0 / n_bones)
+    offsets = np.zeros((n_bones, 3))
+    offsets[1:, 1] = lengths[:-1]
+    rest = np.tile(quat.IDENTITY, (n_bones, 1))
+    rest[0] = quat.from_axis_angle(X_AXIS, np.pi / 2)  # the first bone's +Y up the root's +Z
+    names = tuple(f"B{i:02d}" for i in range(n_bones))
+    return Chain(names, rest, offsets, lengths, (ball,) * n_bones)
+
+
 def free_chain(n_bones: int) -> Chain:
     names = tuple(f"bone_{i:02d}" for i in range(n_bones))
     return _straight_chain(np.full(n_bones, 1.0 / n_bones), tuple(FreeJoint() for _ in range(n_bones)), names)

@@ -16,18 +16,24 @@ is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
    spread over the segment: each joint is turned by a growing share of it and the frames are
    solved again warm from there, so the joints move a little more per frame instead of
    jumping. From the first join that cannot be spread (more than ``REFOLLOW_ANGLE``, or
-   faster than the segment's own motion) or the first segment that needed a restart on its
-   way, the shot is followed on from that arrival: the later starts are solved again from it
-   and the later segments followed again, side by side (at most ``MAX_ROUNDS`` times; a join
-   left after that is a jump for step 5).
-4. The frames between followed ones start from the per-joint slerp of their followed
-   neighbours and are solved in one batch; frames that missed their goal try again from
-   the nearest frames that met theirs.
-5. Where a pose still jumps, the new branch is carried backwards until it meets the old one,
-   which removes the jump whenever the new branch reaches back that far.
+   faster than the segment's own motion) the shot is followed on from that arrival: the
+   later starts are solved again from it and the later segments followed again, side by
+   side (at most ``MAX_ROUNDS`` times; a join left after that is a jump for step 6).
+4. Following never restarts: where it misses a goal, it tracks the closest miss with a few
+   iterations a frame. Then each stretch of missed followed frames is probed with restarts,
+   all in one batch (its first frame, where a branch may have ended at a limit, every
+   ``PROBE_EVERY``-th and its last). A probe that meets its goal, or misses it by clearly
+   less, found another branch: it is walked out to the frames beside it, a frame a step,
+   all walkers side by side, while the steps keep meeting (or missing by less).
+5. The frames between followed ones start from the per-joint slerp of their followed
+   neighbours and are solved in one batch; misses next to frames that met are walked into
+   from those; frames still missing settle at their closest miss with a full budget.
+6. Where the pose still jumps between frames that both met their goals, the new branch is
+   carried backwards until it meets the old one (all such carries side by side), which
+   removes the jump whenever the new branch reaches back that far.
 
-While a goal stays out of reach the pose tracks its closest miss with a few iterations a
-frame, and restarts are tried only every ``RETRY_EVERY`` steps.
+Carrying a branch from a neighbouring frame gets ``NEIGHBOUR_ITERATIONS``: a goal one frame
+on is met in a few iterations or the branch has ended, and finding that out must be cheap.
 """
 
 from __future__ import annotations
@@ -38,12 +44,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
-from .ccd import finish_result, goal_errors, initial_poses
+from .ccd import combined_error, finish_result, goal_errors, initial_poses
 from .chain import Chain
 from .goals import Goals
 from .sequence_plan import followed_frames, segment_starts
 from .settings import SolveResult, SolveSettings
-from .solve import pose_distance, solve
+from .solve import pose_distance, restart, solve
 
 Array = NDArray[np.float64]
 Rows = NDArray[np.intp]
@@ -51,16 +57,20 @@ Rows = NDArray[np.intp]
 # Radians: a jump this small is invisible and counts as smooth however still the neighbours
 # are (a redundant chain's answers differ by this much without changing branch).
 JUMP_SLACK = 1e-3
-WARM_ITERATIONS = 30  # a frame warm from its neighbour converges in a few when it can at all
+WARM_ITERATIONS = 30  # a followed frame, warm from the one before, converges in a few when it can at all
+NEIGHBOUR_ITERATIONS = 10  # ... and a frame warm from the frame next to it in fewer still
 # A goal missed the frame before too: track the closest miss cheaply. The next frame starts
 # from this one, so a miss still creeping toward its best is finished over the frames after.
 MISS_ITERATIONS = 8
 MISS_STALL_RATIO = 1e-2
-RETRY_EVERY = 16  # while a goal stays unmet, restarts are tried again every this many steps
+PROBE_EVERY = 4  # followed frames between restart probes along a stretch of missed goals
+# A miss is traded for another branch's only when that comes closer by this (times the reach):
+# a branch change is a visible jump, worth it for a clearly closer miss, not for a hair.
+SWITCH_GAIN = 0.002
 REFOLLOW_ANGLE = np.radians(30.0)  # a join further than this is followed again, not spread
 JOIN_SHARE = 1.0  # ... and so is one larger than the segment's own joint motion (times this)
 MAX_ROUNDS = 3  # times the shot is followed on from a failed join at most
-CARRY_FRAMES = 120  # a new branch is carried back this many frames at most
+CARRY_FRAMES = 30  # a new branch is carried back this many frames at most
 
 
 def _blend(a: Array, b: Array, weight: ArrayLike) -> Array:
@@ -74,6 +84,8 @@ def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
     posing live): no restarts, a few iterations, stop on slow gains."""
     return replace(
         settings,
+        # DLS alone: CCD's sweeps finish goals DLS leaves at a limit, but a miss stays a miss.
+        method="dls" if settings.method in ("dls_ccd", "ccd_dls") else settings.method,
         restarts=0,
         max_iterations=min(settings.max_iterations, MISS_ITERATIONS),
         stall_ratio=max(settings.stall_ratio, MISS_STALL_RATIO),
@@ -97,15 +109,15 @@ class _Frames:
         self.iterations = np.zeros(goals.count, dtype=np.int64)
         self.restarts = np.zeros(goals.count, dtype=np.int64)
         self.met = np.zeros(goals.count, dtype=bool)
-        # Frames whose pose a restart found (another solution branch): maybe a jump, maybe
-        # spread over a few frames where comparing steps would not see it.
-        self.restarted = np.zeros(goals.count, dtype=bool)
-        self.warm = replace(settings, max_iterations=min(settings.max_iterations, WARM_ITERATIONS))
-        self.warm_alone = replace(self.warm, restarts=0)  # carrying a branch: it holds or it ends
+        # Following a branch: it holds or it ends (restarts are ``_probe_misses``' job).
+        self.warm_alone = replace(settings, max_iterations=min(settings.max_iterations, WARM_ITERATIONS), restarts=0)
         self.warm_alone_full = replace(settings, restarts=0)
+        # From a neighbouring frame on the same branch a goal is met in a few iterations or not
+        # at all (a branch's dead end): carrying a branch gives up early.
+        self.neighbour = replace(self.warm_alone, max_iterations=min(settings.max_iterations, NEIGHBOUR_ITERATIONS))
         # While a goal stays out of reach restarts are skipped: they cost many solves, cannot
         # help a goal nobody reaches, and would trade the followed pose for a far one.
-        self.tracking_miss = tracking_a_miss(self.warm)
+        self.tracking_miss = tracking_a_miss(self.warm_alone)
 
     def solve_rows(self, frames: Rows, starts: Array, reference: Array | None, settings: SolveSettings):
         """Frames solved from ``starts`` (restarts prefer poses near ``reference``); returns the
@@ -119,17 +131,23 @@ class _Frames:
         )
         np.add.at(self.iterations, frames, result.iterations)
         np.add.at(self.restarts, frames, result.restarts)
-        self.restarted[frames[(result.restarts > 0) & result.converged]] = True
         return result.rotations, result.converged
+
+    def miss(self, frames: Rows, poses: Array) -> Array:
+        """How far poses miss their frames' goals (``combined_error``)."""
+        position_error, orientation_error, _ = goal_errors(self.chain, self.goals.take(frames), poses)
+        return combined_error(self.chain, position_error, orientation_error)
 
     def keep(self, frames: Rows, poses: Array, met: NDArray[np.bool_]) -> None:
         self.rotations[frames], self.met[frames] = poses, met
 
-    def solve_warm(self, frames: Rows, previous: Array, retry: NDArray[np.bool_]):
-        """Frames solved warm from ``previous``: with restarts where ``retry``, else tracking."""
+    def solve_warm(self, frames: Rows, previous: Array, met_before: NDArray[np.bool_], settings_met=None):
+        """Frames solved warm from ``previous``, without restarts (``_probe_misses`` tries
+        those for the whole shot at once): where ``met_before`` is False the goal was missed
+        the step before too, and the miss is tracked with a few iterations."""
         poses = np.empty_like(previous)
         met = np.zeros(len(frames), dtype=bool)
-        for rows, settings in ((retry, self.warm), (~retry, self.tracking_miss)):
+        for rows, settings in ((met_before, settings_met or self.warm_alone), (~met_before, self.tracking_miss)):
             if np.any(rows):
                 poses[rows], met[rows] = self.solve_rows(frames[rows], previous[rows], previous[rows], settings)
         return poses, met
@@ -140,11 +158,11 @@ def _solve_starts(frames: _Frames, start_frames: Rows, start: Array) -> tuple[Ar
     that missed its goal, tracking the miss)."""
     poses = np.zeros((len(start_frames), frames.chain.n_bones, 4))
     met = np.zeros(len(start_frames), dtype=bool)
-    previous, settings = start, frames.settings
+    previous, settings = start, frames.warm_alone_full
     for i, frame in enumerate(start_frames):
-        solved, reached = frames.solve_rows(np.array([frame]), previous[None], previous[None], settings)
+        solved, reached = frames.solve_rows(np.array([frame]), previous[None], None, settings)
         previous, poses[i], met[i] = solved[0], solved[0], reached[0]
-        settings = frames.settings if met[i] else frames.tracking_miss
+        settings = frames.warm_alone_full if met[i] else frames.tracking_miss
     return poses, met
 
 
@@ -156,15 +174,14 @@ def _follow(frames: _Frames, followed: Rows, poses: Array, poses_met, begins: Ro
     returns each segment's arrival at its end (K, n, 4) and whether it met that goal.
     """
     pose = starts.copy()
-    unmet_run = np.where(started_met, 0, 1)
+    met_before = np.asarray(started_met, dtype=bool).copy()
     arrived_met = np.zeros(len(begins), dtype=bool)
     lengths = ends - begins
     for step in range(1, int(np.max(lengths, initial=0)) + 1):
         rows = np.nonzero(step <= lengths)[0]
         index = begins[rows] + step
-        new_pose, met = frames.solve_warm(followed[index], pose[rows], unmet_run[rows] % RETRY_EVERY == 0)
-        pose[rows] = new_pose
-        unmet_run[rows] = np.where(met, 0, unmet_run[rows] + 1)
+        new_pose, met = frames.solve_warm(followed[index], pose[rows], met_before[rows])
+        pose[rows], met_before[rows] = new_pose, met
         arriving = step == lengths[rows]
         arrived_met[rows[arriving]] = met[arriving]
         poses[index[~arriving]], poses_met[index[~arriving]] = new_pose[~arriving], met[~arriving]
@@ -196,7 +213,6 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
     joins, first = [], 0
     for round_left in range(MAX_ROUNDS, -1, -1):
         poses[starts[first:]], poses_met[starts[first:]] = start_poses[first:], start_met[first:]
-        frames.restarted[followed[starts[first] :]] = False
         arrivals, arrived_met = _follow(
             frames, followed, poses, poses_met, starts[first:], ends[first:], start_poses[first:], start_met[first:]
         )
@@ -205,12 +221,11 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
             arrival, met = arrivals[segment - 1 - first], arrived_met[segment - 1 - first]
             if start_met[segment] and not met:
                 continue  # the start reaches, the arrival does not: reaching wins (step 5 mends it)
-            restarted = np.any(frames.restarted[followed[starts[segment] + 1 : ends[segment] + 1]])
             spreadable = _spreadable(poses, starts[segment - 1], starts[segment], arrival)
             # Follow on only from an arrival that met its goal: across a stretch out of reach
             # the closest misses of two segments may differ, and following the miss on costs
             # a round for a pose that misses anyway.
-            if round_left and met and (restarted or not spreadable):
+            if round_left and met and not spreadable:
                 failed = segment
                 break
             if spreadable:  # else (no rounds left) a jump, which step 5 may mend
@@ -248,8 +263,8 @@ def _spread_joins(frames: _Frames, followed: Rows, joins: list) -> None:
 def _fill_between(frames: _Frames, followed: Rows) -> None:
     """The frames between followed ones, in one batch from their neighbours' blend, without
     restarts (a restart would pick a branch of its own). A frame that misses from the blend
-    though both neighbours met tries again from the nearer neighbour's pose, and last with
-    restarts near the blend."""
+    though both neighbours met tries again from the nearer neighbour's pose (and is walked
+    into from the frame beside it by ``_rescue_misses``)."""
     between = np.setdiff1d(np.arange(frames.goals.count), followed)
     if between.size == 0:
         return
@@ -266,30 +281,75 @@ def _fill_between(frames: _Frames, followed: Rows) -> None:
         nearer = np.where(between[again] - left[again] <= right[again] - between[again], left[again], right[again])
         retried, retried_met = frames.solve_rows(between[again], frames.rotations[nearer], None, frames.warm_alone)
         poses[again[retried_met]], met[again[retried_met]] = retried[retried_met], True
-    # Last, restarts near the blend (step 5 mends what they move).
-    again = np.nonzero(neighbours_met & ~met)[0]
-    if again.size:
-        poses[again], met[again] = frames.solve_rows(between[again], poses[again], guesses[again], frames.warm)
     frames.keep(between, poses, met)
 
 
-def _rescue_misses(frames: _Frames) -> None:
-    """Frames that missed a goal within the chain's reach try again from the poses of the
-    nearest frames before and after that met theirs (all in one batch): a goal that comes
-    into reach on the far side of a miss is met there, where following from the near side
-    could not get to it."""
-    chain, goals = frames.chain, frames.goals
-    in_reach = np.linalg.norm(goals.positions - chain.rest_offsets[0], axis=1) <= chain.reach
-    met, missed = np.nonzero(frames.met)[0], np.nonzero(~frames.met & in_reach)[0]
-    if met.size == 0 or missed.size == 0:
+def _runs(flags: NDArray[np.bool_]) -> list[tuple[int, int]]:
+    """(first, last) positions of each run of consecutive True values."""
+    edges = np.diff(np.concatenate(([0], flags.astype(np.int8), [0])))
+    return list(zip(np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0] - 1, strict=True))
+
+
+def _walk_out(frames: _Frames, order: Rows, seeds: Rows) -> None:
+    """Carry the poses at ``seeds`` (positions in ``order``) into the missed frames beside
+    them, a frame a step in both directions, all side by side, for as long as each step meets
+    its goal or misses it by clearly less (``SWITCH_GAIN``) than the pose the frame had."""
+    position = np.concatenate((seeds, seeds))
+    direction = np.repeat([-1, 1], len(seeds))
+    pose, met_before = frames.rotations[order[position]], frames.met[order[position]]
+    margin = SWITCH_GAIN * frames.chain.reach
+    while position.size:
+        ahead = np.clip(position + direction, 0, len(order) - 1)
+        go = (ahead != position) & ~frames.met[order[ahead]]
+        go[go] &= np.isin(np.arange(go.sum()), np.unique(ahead[go], return_index=True)[1])  # one walker a frame
+        ahead, direction, pose, met_before = ahead[go], direction[go], pose[go], met_before[go]
+        if ahead.size == 0:
+            return
+        steps = order[ahead]
+        before = frames.miss(steps, frames.rotations[steps])
+        poses, met = frames.solve_warm(steps, pose, met_before, frames.neighbour)
+        better = met | (frames.miss(steps, poses) < before - margin)
+        frames.keep(steps[better], poses[better], met[better])
+        position, direction, pose, met_before = ahead[better], direction[better], poses[better], met[better]
+
+
+def _probe_misses(frames: _Frames, order: Rows) -> None:
+    """Restarts for the stretches of ``order`` whose goals were missed, all in one batch: the
+    first frame of each stretch (where a followed branch may have ended at a limit), every
+    ``PROBE_EVERY``-th after it and its last. Where a probe meets its goal, another branch
+    reaches there; where it misses by clearly less, another branch comes closer: either is
+    walked out to the frames beside it."""
+    probes = []
+    for first, last in _runs(~frames.met[order]):
+        probes += [*range(first, last, PROBE_EVERY), last]
+    if not probes:
         return
-    after = np.searchsorted(met, missed)
-    sources = np.stack((met[np.maximum(after - 1, 0)], met[np.minimum(after, met.size - 1)]), axis=1)
-    poses, reached = frames.solve_rows(np.repeat(missed, 2), frames.rotations[sources.ravel()], None, frames.warm_alone)
-    poses, reached = poses.reshape(len(missed), 2, *poses.shape[1:]), reached.reshape(-1, 2)
-    rescued = np.nonzero(np.any(reached, axis=1))[0]
-    first_met = np.argmax(reached, axis=1)
-    frames.keep(missed[rescued], poses[rescued, first_met[rescued]], np.ones(rescued.size, dtype=bool))
+    positions = np.array(probes, dtype=np.intp)
+    probed = order[positions]
+    result, found = restart(
+        frames.chain,
+        frames.goals.take(probed),
+        frames.rotations[probed],
+        settings=frames.settings,
+        switch_gain=SWITCH_GAIN * frames.chain.reach,
+    )
+    np.add.at(frames.iterations, probed, result.iterations)
+    np.add.at(frames.restarts, probed, result.restarts)
+    frames.keep(probed[found], result.rotations[found], result.converged[found])
+    _walk_out(frames, order, positions[found])
+
+
+def _rescue_misses(frames: _Frames) -> None:
+    """Frames that missed their goals next to frames that met theirs are solved again from
+    those (``_walk_out``): a goal that comes into reach on the far side of a miss is met
+    there, where following from the near side could not get to it."""
+    missed = ~frames.met
+    beside_miss = np.zeros_like(missed)
+    beside_miss[:-1] |= missed[1:]
+    beside_miss[1:] |= missed[:-1]
+    seeds = np.nonzero(frames.met & beside_miss)[0]
+    if seeds.size:
+        _walk_out(frames, np.arange(frames.goals.count), seeds)
 
 
 def _settle_misses(frames: _Frames) -> None:
@@ -307,43 +367,45 @@ def _settle_misses(frames: _Frames) -> None:
     frames.keep(missed[closer], settled.rotations[closer], settled.converged[closer])
 
 
-def _carry_backwards(frames: _Frames, order: Rows, position: int) -> None:
-    """The pose jumps into frame ``order[position]`` (a followed branch ended at a joint limit
-    and restarts found another): carry the new branch backwards along ``order``, at most
-    ``CARRY_FRAMES``, until it meets the old one or reaches the first frame, where no jump is
-    left. Nothing changes if the new branch ends going back too.
+def _carry_backwards(frames: _Frames, order: Rows, positions: Rows) -> None:
+    """The pose jumps into the frames ``order[positions]`` (a followed branch ended at a joint
+    limit and another took over): carry each new branch backwards along ``order``, all side
+    by side, at most ``CARRY_FRAMES``, until it meets the old one or reaches the first frame,
+    where no jump is left. A branch that ends going back too changes nothing.
     """
     rotations = frames.rotations
-    later = min(position + 1, len(order) - 1)
-    speed = pose_distance(rotations[order[position]], rotations[order[later]]) / max(order[later] - order[position], 1)
-    carried, previous = {}, rotations[order[position]]
-    for back in range(position - 1, -1, -1):
-        frame = int(order[back])
-        if order[position] - frame > CARRY_FRAMES:
-            return
-        poses, met = frames.solve_rows(np.array([frame]), previous[None], None, frames.warm_alone)
-        if not met[0]:
-            return
-        previous = carried[frame] = poses[0]
-        gap = order[back + 1] - frame
-        if back == 0 or pose_distance(previous, rotations[frame]) <= 2.0 * speed * gap + JUMP_SLACK:
-            carried_frames = np.array(list(carried))
-            frames.keep(carried_frames, np.array(list(carried.values())), np.ones(len(carried), dtype=bool))
-            return
+    later = np.minimum(positions + 1, len(order) - 1)
+    speed = pose_distance(rotations[order[positions]], rotations[order[later]]) / np.maximum(
+        order[later] - order[positions], 1
+    )
+    back, previous = positions - 1, rotations[order[positions]].copy()
+    carried: list[list] = [[] for _ in positions]
+    going = np.nonzero((back >= 0) & (order[positions] - order[np.maximum(back, 0)] <= CARRY_FRAMES))[0]
+    while going.size:
+        steps = order[back[going]]
+        poses, met = frames.solve_rows(steps, previous[going], None, frames.neighbour)
+        going, poses, steps = going[met], poses[met], steps[met]
+        previous[going] = poses
+        for carrier, frame, pose in zip(going, steps, poses, strict=True):
+            carried[carrier].append((frame, pose))
+        gap = order[back[going] + 1] - steps
+        joined = (back[going] == 0) | (pose_distance(poses, rotations[steps]) <= 2.0 * speed[going] * gap + JUMP_SLACK)
+        for carrier in going[joined]:
+            done = np.array([frame for frame, _ in carried[carrier]])
+            frames.keep(done, np.array([pose for _, pose in carried[carrier]]), np.ones(len(done), dtype=bool))
+        going = going[~joined]
+        back[going] -= 1
+        going = going[order[positions[going]] - order[back[going]] <= CARRY_FRAMES]
 
 
 def _repair_jumps(frames: _Frames, order: Rows) -> None:
-    """Step 5 along the frames ``order`` (all frames, or the followed ones): at every jump and
-    every frame a restart moved to another branch."""
+    """Step 6 along the frames ``order`` (all frames, or the followed ones): at every jump
+    between frames that both met their goals (a miss on either side is where the goal leaves
+    or enters reach, and ``_walk_out`` has carried the branch that reaches there)."""
     jumps = jump_positions(frames.rotations[order], order)
-    restarted = np.nonzero(frames.restarted[order])[0]
-    for position in np.union1d(jumps, restarted[restarted > 0]):
-        # An earlier repair may have mended this one already.
-        low, high = max(position - 2, 0), min(position + 2, len(order))
-        still = position - low in jump_positions(frames.rotations[order[low:high]], order[low:high])
-        if still or frames.restarted[order[position]]:
-            _carry_backwards(frames, order, int(position))
-        frames.restarted[order[position]] = False
+    both_met = frames.met[order[jumps]] & frames.met[order[jumps - 1]]
+    if np.any(both_met):
+        _carry_backwards(frames, order, jumps[both_met])
 
 
 def solve_sequence(
@@ -368,6 +430,7 @@ def solve_sequence(
         start_poses, start_met = _solve_starts(frames, followed[starts], start)
         joins = _follow_segments(frames, followed, starts, start_poses, start_met)
         _spread_joins(frames, followed, joins)
+        _probe_misses(frames, followed)
         _repair_jumps(frames, followed)
         _fill_between(frames, followed)
         _rescue_misses(frames)

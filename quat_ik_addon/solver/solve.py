@@ -67,13 +67,15 @@ def _restart(
     reference: Array | None,
     preferred: Array | None,
     measured: tuple[Array, Array, Array] | None = None,
+    switch_gain: float | None = None,
 ) -> Array:
     """Re-solve unmet goals from random poses, ``restart_candidates`` at a time, all batched.
 
     A candidate that meets the goal replaces the current pose; among several, the one
     nearest the reference pose (continuity) or else with the smallest error. When none meets
-    it, the closest miss replaces the current pose only without a reference. Goals beyond
-    the chain's reach are not restarted. Returns the restart rounds each goal used.
+    it, the closest miss replaces the current pose without a reference, and with one only
+    when it comes closer by ``switch_gain`` (None: never). Goals beyond the chain's reach are
+    not restarted. Returns the restart rounds each goal used.
     ``measured``: ``goal_errors`` of ``rotations`` as they come in, when known.
     """
     rng = None  # made when first needed: most calls restart nothing
@@ -119,7 +121,12 @@ def _restart(
         # With a reference (the previous frame), a goal no candidate meets keeps its pose rather
         # than jumping to another branch for a slightly smaller miss.
         closer = fallback[np.arange(unmet.size), pick] < current
-        take = any_met | (closer & (reference is None))
+        if reference is None:
+            take = any_met | closer
+        elif switch_gain is not None:
+            take = any_met | (fallback[np.arange(unmet.size), pick] < current - switch_gain)
+        else:
+            take = any_met
         rotations[unmet[take]] = trial[chosen[take]]
         iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
         restarts[unmet] += 1
@@ -152,8 +159,28 @@ def solve(
         None if reference_rotations is None else initial_poses(chain, reference_rotations, goals.count, clamp=False)
     )
     rotations, iterations = run_method(chain, goals, rotations, settings, preferred)
+    return _restarted_result(chain, goals, rotations, iterations, settings, reference, preferred)
+
+
+def _restarted_result(
+    chain, goals, rotations, iterations, settings, reference, preferred, switch_gain=None
+) -> SolveResult:
     rotations = normalised(rotations)
     measured = goal_errors(chain, goals, rotations)
-    restarts = _restart(chain, goals, rotations, iterations, settings, reference, preferred, measured)
+    restarts = _restart(chain, goals, rotations, iterations, settings, reference, preferred, measured, switch_gain)
     # Where restarts replaced poses, measure again; else the measure above is the result's.
     return finish_result(chain, goals, rotations, iterations, settings, restarts, None if restarts.any() else measured)
+
+
+def restart(
+    chain: Chain, goals: Goals, rotations: ArrayLike, *, settings: SolveSettings, switch_gain: float | None = None
+) -> tuple[SolveResult, NDArray[np.bool_]]:
+    """Only the restarts of :func:`solve`, for poses solved already (N, n, 4): their unmet
+    goals are tried from random poses, preferring answers near the given poses, and a closest
+    miss replaces a pose when it comes closer by ``switch_gain``. Also returns which poses
+    were replaced."""
+    rotations = initial_poses(chain, rotations, goals.count)
+    iterations = np.zeros(goals.count, dtype=np.int64)
+    result = _restarted_result(chain, goals, rotations, iterations, settings, rotations, None, switch_gain)
+    replaced = np.any(np.abs(result.rotations - normalised(rotations)) > 0.0, axis=(1, 2))
+    return result, replaced

@@ -236,3 +236,21 @@ def test_one_slope_evaluation_over_both_angle_sets_equals_two(rng):
     together = window._rim_slope(np.concatenate((d, d)), np.concatenate((angle, angle + 1e-7)))
     apart = np.concatenate((window._rim_slope(d, angle), window._rim_slope(d, angle + 1e-7)))
     np.testing.assert_array_equal(together, apart)
+
+
+@pytest.mark.parametrize("half_angles_deg", [(50, 35), (10, 80), (85, 85), (1, 60)])
+def test_elliptic_clamp_by_its_secular_equation_equals_the_scan(rng, half_angles_deg):
+    """The elliptic window's nearest rim direction from the root of its secular equation (per
+    direction in plain Python for a few, batched for many) is the scanned Newton's answer, for
+    directions in front of the window plane and behind it."""
+    window = EllipticConeWindow(Y_AXIS, X_AXIS, Z_AXIS, tuple(np.radians(half_angles_deg)))
+    d = rng.normal(size=(6000, 3))
+    d /= np.linalg.norm(d, axis=-1, keepdims=True)
+    d = d[~window.contains(d, 0.0)]
+    scanned = window.rim(window._scanned_rim_angle(d))
+    batched = window.closest(d)
+    one_by_one = np.concatenate([window.closest(d[i : i + 3]) for i in range(0, 300, 3)])
+    np.testing.assert_allclose(batched, scanned, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", batched, d), np.einsum("ij,ij->i", scanned, d), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(one_by_one, batched[:300], rtol=0, atol=1e-12)
+    assert np.all(window.contains(batched, 1e-12))

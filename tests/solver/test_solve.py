@@ -112,6 +112,28 @@ def test_dls_and_ccd_agree_on_well_posed_targets(rng):
     assert np.max(pose_distance(by_dls.rotations[both], poses[both])) < 1e-4
 
 
+@pytest.mark.parametrize(
+    ("name", "iterations", "needed"), [("elliptic3", 20, 0.85), ("arm3", 20, 0.80), ("chain10", 10, 0.95)]
+)
+def test_dls_slides_joints_along_the_limits_they_press_on(name, iterations, needed):
+    """Goals made by poses whose joints sit on their limits, from starts nudged off them: DLS
+    keeps a joint its limit turned back off that direction while the descent still pushes it
+    out, so the other joints make up for it. (Clamping alone, each step partly clamped away,
+    met 67%, 65% and 83% of these.)"""
+    chain = reference_chains.elliptic_chain(3) if name == "elliptic3" else reference_chains.REFERENCE_CHAINS[name]()
+    rng = np.random.default_rng(1)
+    count, n = 400, chain.n_bones
+    wild = quat.from_axis_angle(quat.normalize(rng.normal(size=(count, n, 3))), rng.uniform(1.0, 2.5, (count, n)))
+    on_limits = chain.clamp_to_limits(wild)
+    targets = chain.forward_kinematics(on_limits).effector
+    nudge = quat.from_axis_angle(quat.normalize(rng.normal(size=(count, n, 3))), np.full((count, n), 0.25))
+    starts = chain.clamp_to_limits(quat.multiply(nudge, on_limits))
+    settings = SolveSettings(method="dls", max_iterations=iterations, tolerance=1e-4 * chain.reach)
+    result = solve(chain, targets, start_rotations=starts, settings=settings)
+    assert_result_is_honest(chain, result, targets)
+    assert result.success_rate >= needed
+
+
 def test_stiff_joints_move_less(rng):
     loose = reference_chains.free_chain(6)
     stiff_limits = tuple(type(limit)(stiffness=0.9 if i == 0 else 0.0) for i, limit in enumerate(loose.limits))
