@@ -9,9 +9,10 @@ curves live (``action.fcurves`` before 4.4, a slot's channelbag after) is ``comp
 Speed (40 curves of 1,000 keys take ~10 ms, most of it in Blender): enum attributes travel
 as uint8, the size of their DNA ``char``, so ``foreach_get``/``foreach_set`` copy memory
 instead of setting key by key (~10x faster); a curve without keys skips the attributes that
-``keyframe_points.add`` already gives new keys (checked on the first key) and the handle
-positions, which ``FCurve.update`` recomputes for automatic handles anyway. Selection flags
-are bits, so they are always set key by key.
+``keyframe_points.add`` already gives new keys (checked on the first key; selection flags are
+bits that ``foreach_set`` sets key by key, ~50 µs a curve) and the handle positions, which
+``FCurve.update`` recomputes for automatic handles anyway. New keys are selected, as keys
+that ``keyframe_insert`` makes are.
 """
 
 from __future__ import annotations
@@ -44,12 +45,15 @@ _INTERPOLATION = {"CONSTANT": 0, "LINEAR": 1, "BEZIER": 2}
 _AUTO_CLAMPED = 4
 _KEYFRAME = 0
 # What ``keyframe_points.add`` gives a new key (the same in 3.4, 4.2, 4.5 and 5.0).
-_ADDED_KEY_ENUMS = {
+_ADDED_KEY = {
     "interpolation": "BEZIER",
     "handle_left_type": "AUTO_CLAMPED",
     "handle_right_type": "AUTO_CLAMPED",
     "easing": "AUTO",
     "type": "KEYFRAME",
+    "select_control_point": True,
+    "select_left_handle": True,
+    "select_right_handle": True,
 }
 # Derived from the key positions by ``FCurve.update`` for automatic handles (of two keys or
 # more): not worth writing into a curve whose keys are all new (their handle types are automatic).
@@ -93,9 +97,10 @@ def _constant_attributes(count: int, interpolation: str, cache: dict | None = No
         "back": np.full(count, 1.70158, dtype=np.float32),  # Blender's default overshoot
         "amplitude": np.full(count, 0.8, dtype=np.float32),
         "period": np.full(count, 4.1, dtype=np.float32),
-        "select_control_point": np.zeros(count, dtype=bool),
-        "select_left_handle": np.zeros(count, dtype=bool),
-        "select_right_handle": np.zeros(count, dtype=bool),
+        # Selected, as keys ``keyframe_insert`` makes are (checked in 4.2 and 5.0).
+        "select_control_point": np.ones(count, dtype=bool),
+        "select_left_handle": np.ones(count, dtype=bool),
+        "select_right_handle": np.ones(count, dtype=bool),
     }
     if cache is not None:
         cache[key] = arrays
@@ -105,8 +110,8 @@ def _constant_attributes(count: int, interpolation: str, cache: dict | None = No
 def _given_by_add(points, interpolation: str) -> set[str]:
     """Attributes whose new-key value ``points.add`` (just called) already set, checked on its first key."""
     first = points[0]
-    wanted = {**_ADDED_KEY_ENUMS, "interpolation": interpolation}
-    return {name for name in _ADDED_KEY_ENUMS if getattr(first, name) == wanted[name]}
+    wanted = {**_ADDED_KEY, "interpolation": interpolation}
+    return {name for name in _ADDED_KEY if getattr(first, name) == wanted[name]}
 
 
 def write_channels(

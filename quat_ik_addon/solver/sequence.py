@@ -57,13 +57,13 @@ Rows = NDArray[np.intp]
 # Radians: a jump this small is invisible and counts as smooth however still the neighbours
 # are (a redundant chain's answers differ by this much without changing branch).
 JUMP_SLACK = 1e-3
-WARM_ITERATIONS = 30  # a followed frame, warm from the one before, converges in a few when it can at all
+WARM_ITERATIONS = 20  # a followed frame, warm from the one before, converges in a few when it can at all
 NEIGHBOUR_ITERATIONS = 10  # ... and a frame warm from the frame next to it in fewer still
 # A goal missed the frame before too: track the closest miss cheaply. The next frame starts
 # from this one, so a miss still creeping toward its best is finished over the frames after.
 MISS_ITERATIONS = 8
 MISS_STALL_RATIO = 1e-2
-PROBE_EVERY = 4  # followed frames between restart probes along a stretch of missed goals
+PROBE_EVERY = 3  # followed frames between restart probes along a stretch of missed goals
 # A miss is traded for another branch's only when that comes closer by this (times the reach):
 # a branch change is a visible jump, worth it for a clearly closer miss, not for a hair.
 SWITCH_GAIN = 0.002
@@ -109,6 +109,7 @@ class _Frames:
         self.iterations = np.zeros(goals.count, dtype=np.int64)
         self.restarts = np.zeros(goals.count, dtype=np.int64)
         self.met = np.zeros(goals.count, dtype=bool)
+        self.solved = np.zeros(goals.count, dtype=bool)  # has a pose (frames between followed ones get theirs last)
         # Following a branch: it holds or it ends (restarts are ``_probe_misses``' job).
         self.warm_alone = replace(settings, max_iterations=min(settings.max_iterations, WARM_ITERATIONS), restarts=0)
         self.warm_alone_full = replace(settings, restarts=0)
@@ -139,7 +140,7 @@ class _Frames:
         return combined_error(self.chain, position_error, orientation_error)
 
     def keep(self, frames: Rows, poses: Array, met: NDArray[np.bool_]) -> None:
-        self.rotations[frames], self.met[frames] = poses, met
+        self.rotations[frames], self.met[frames], self.solved[frames] = poses, met, True
 
     def solve_warm(self, frames: Rows, previous: Array, met_before: NDArray[np.bool_], settings_met=None):
         """Frames solved warm from ``previous``, without restarts (``_probe_misses`` tries
@@ -290,27 +291,57 @@ def _runs(flags: NDArray[np.bool_]) -> list[tuple[int, int]]:
     return list(zip(np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0] - 1, strict=True))
 
 
-def _walk_out(frames: _Frames, order: Rows, seeds: Rows) -> None:
+def _walk_out(
+    frames: _Frames, order: Rows, seeds: Rows, directions: Rows | None = None, until: Rows | None = None
+) -> None:
     """Carry the poses at ``seeds`` (positions in ``order``) into the missed frames beside
-    them, a frame a step in both directions, all side by side, for as long as each step meets
-    its goal or misses it by clearly less (``SWITCH_GAIN``) than the pose the frame had."""
-    position = np.concatenate((seeds, seeds))
-    direction = np.repeat([-1, 1], len(seeds))
+    them, a frame a step (both directions, or ``directions``: −1 or +1 per seed), all side by
+    side, for as long as each step meets its goal or misses it by clearly less
+    (``SWITCH_GAIN``) than the pose the frame had; and no further than ``until`` (a position
+    per seed), when given."""
+    if directions is None:
+        seeds, directions = np.concatenate((seeds, seeds)), np.repeat([-1, 1], len(seeds))
+    position, direction = seeds, directions
+    last = np.where(direction > 0, len(order) - 1, 0) if until is None else until
     pose, met_before = frames.rotations[order[position]], frames.met[order[position]]
     margin = SWITCH_GAIN * frames.chain.reach
     while position.size:
-        ahead = np.clip(position + direction, 0, len(order) - 1)
-        go = (ahead != position) & ~frames.met[order[ahead]]
+        ahead = position + direction
+        go = (position != last) & ~frames.met[order[np.clip(ahead, 0, len(order) - 1)]]
         go[go] &= np.isin(np.arange(go.sum()), np.unique(ahead[go], return_index=True)[1])  # one walker a frame
-        ahead, direction, pose, met_before = ahead[go], direction[go], pose[go], met_before[go]
+        ahead, direction, pose, met_before, last = ahead[go], direction[go], pose[go], met_before[go], last[go]
         if ahead.size == 0:
             return
         steps = order[ahead]
-        before = frames.miss(steps, frames.rotations[steps])
+        before = np.where(frames.solved[steps], frames.miss(steps, frames.rotations[steps]), np.inf)
         poses, met = frames.solve_warm(steps, pose, met_before, frames.neighbour)
         better = met | (frames.miss(steps, poses) < before - margin)
         frames.keep(steps[better], poses[better], met[better])
-        position, direction, pose, met_before = ahead[better], direction[better], poses[better], met[better]
+        position, direction, pose, met_before, last = (
+            ahead[better],
+            direction[better],
+            poses[better],
+            met[better],
+            last[better],
+        )
+
+
+def _bridge_misses(frames: _Frames, followed: Rows) -> None:
+    """From each followed frame that met its goal towards a followed neighbour that missed,
+    frame by frame: a followed step can be too long where a limit turns the way, while single
+    frames still get through. Bridged followed frames are walked out along the followed ones."""
+    met = frames.met[followed]
+    forward = np.nonzero(met[:-1] & ~met[1:])[0]
+    backward = np.nonzero(met[1:] & ~met[:-1])[0] + 1
+    if forward.size + backward.size == 0:
+        return
+    seeds = np.concatenate((forward, backward))
+    directions = np.repeat([1, -1], (forward.size, backward.size))
+    _walk_out(frames, np.arange(frames.goals.count), followed[seeds], directions, followed[seeds + directions])
+    bridged = seeds + directions
+    bridged = bridged[frames.met[followed[bridged]]]
+    if bridged.size:
+        _walk_out(frames, followed, bridged)
 
 
 def _probe_misses(frames: _Frames, order: Rows) -> None:
@@ -430,6 +461,7 @@ def solve_sequence(
         start_poses, start_met = _solve_starts(frames, followed[starts], start)
         joins = _follow_segments(frames, followed, starts, start_poses, start_met)
         _spread_joins(frames, followed, joins)
+        _bridge_misses(frames, followed)
         _probe_misses(frames, followed)
         _repair_jumps(frames, followed)
         _fill_between(frames, followed)

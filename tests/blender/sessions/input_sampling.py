@@ -346,7 +346,7 @@ check_refused("animated root-parent bone", ob, "whose pose is an input")
 # ---------------------------------------------------------------- writing keys: the shortcuts change nothing
 # ``keyframes.write_channels`` skips, for a curve without keys, what ``keyframe_points.add``
 # already set and the automatic handles ``FCurve.update`` recomputes. Its keys must equal a
-# write of every attribute, key by key, as the bake made them before.
+# write of every attribute, key by key (new keys selected, as ``keyframe_insert`` leaves them).
 keyframes = submodule("keyframes")
 KEY_ATTRIBUTES = (
     "co",
@@ -386,7 +386,7 @@ def written_key_by_key(ob, frames, values, interpolation: str):
         key.interpolation, key.easing, key.type = interpolation, "AUTO", "KEYFRAME"
         key.handle_left_type = key.handle_right_type = "AUTO_CLAMPED"
         key.back, key.amplitude, key.period = 1.70158, 0.8, 4.1
-        key.select_control_point = key.select_left_handle = key.select_right_handle = False
+        key.select_control_point = key.select_left_handle = key.select_right_handle = True
     fcurve.update()
     return fcurve
 
