@@ -70,7 +70,7 @@ SWITCH_GAIN = 0.002
 REFOLLOW_ANGLE = np.radians(30.0)  # a join further than this is followed again, not spread
 JOIN_SHARE = 1.0  # ... and so is one larger than the segment's own joint motion (times this)
 MAX_ROUNDS = 3  # times the shot is followed on from a failed join at most
-CARRY_FRAMES = 30  # a new branch is carried back this many frames at most
+CARRY_FRAMES = 30  # a new branch is carried back this many frames at most (further, it rarely joins)
 
 
 def _blend(a: Array, b: Array, weight: ArrayLike) -> Array:
@@ -142,10 +142,13 @@ class _Frames:
     def keep(self, frames: Rows, poses: Array, met: NDArray[np.bool_]) -> None:
         self.rotations[frames], self.met[frames], self.solved[frames] = poses, met, True
 
-    def solve_warm(self, frames: Rows, previous: Array, met_before: NDArray[np.bool_], settings_met=None):
+    def solve_warm(
+        self, frames: Rows, previous: Array, met_before: NDArray[np.bool_], settings_met: SolveSettings | None = None
+    ):
         """Frames solved warm from ``previous``, without restarts (``_probe_misses`` tries
         those for the whole shot at once): where ``met_before`` is False the goal was missed
-        the step before too, and the miss is tracked with a few iterations."""
+        the step before too, and the miss is tracked with a few iterations; else with
+        ``settings_met`` (default: the warm budget)."""
         poses = np.empty_like(previous)
         met = np.zeros(len(frames), dtype=bool)
         for rows, settings in ((met_before, settings_met or self.warm_alone), (~met_before, self.tracking_miss)):
@@ -398,45 +401,59 @@ def _settle_misses(frames: _Frames) -> None:
     frames.keep(missed[closer], settled.rotations[closer], settled.converged[closer])
 
 
-def _carry_backwards(frames: _Frames, order: Rows, positions: Rows) -> None:
-    """The pose jumps into the frames ``order[positions]`` (a followed branch ended at a joint
-    limit and another took over): carry each new branch backwards along ``order``, all side
-    by side, at most ``CARRY_FRAMES``, until it meets the old one or reaches the first frame,
-    where no jump is left. A branch that ends going back too changes nothing.
-    """
+def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> NDArray[np.bool_]:
+    """Carry the pose at each position ``origins`` along ``order`` in ``direction`` (−1 or +1),
+    all side by side, at most ``CARRY_FRAMES``, until it meets the pose already there (within
+    twice the carried branch's own speed) or reaches the end of the shot: then the carried
+    frames are kept and no jump is left. A carry that misses a goal on the way changes
+    nothing. Returns which carries were kept."""
     rotations = frames.rotations
-    later = np.minimum(positions + 1, len(order) - 1)
-    speed = pose_distance(rotations[order[positions]], rotations[order[later]]) / np.maximum(
-        order[later] - order[positions], 1
+    behind = np.clip(origins - direction, 0, len(order) - 1)  # the carried branch's own last step
+    speed = pose_distance(rotations[order[origins]], rotations[order[behind]]) / np.maximum(
+        np.abs(order[origins] - order[behind]), 1
     )
-    back, previous = positions - 1, rotations[order[positions]].copy()
-    carried: list[list] = [[] for _ in positions]
-    going = np.nonzero((back >= 0) & (order[positions] - order[np.maximum(back, 0)] <= CARRY_FRAMES))[0]
+    position, previous = origins + direction, rotations[order[origins]].copy()
+    carried: list[list] = [[] for _ in origins]
+    kept = np.zeros(len(origins), dtype=bool)
+
+    def within_reach(carriers: Rows) -> Rows:
+        inside = (position[carriers] >= 0) & (position[carriers] < len(order))
+        carriers = carriers[inside]
+        return carriers[np.abs(order[position[carriers]] - order[origins[carriers]]) <= CARRY_FRAMES]
+
+    going = within_reach(np.arange(len(origins)))
     while going.size:
-        steps = order[back[going]]
+        steps = order[position[going]]
         poses, met = frames.solve_rows(steps, previous[going], None, frames.neighbour)
         going, poses, steps = going[met], poses[met], steps[met]
         previous[going] = poses
         for carrier, frame, pose in zip(going, steps, poses, strict=True):
             carried[carrier].append((frame, pose))
-        gap = order[back[going] + 1] - steps
-        joined = (back[going] == 0) | (pose_distance(poses, rotations[steps]) <= 2.0 * speed[going] * gap + JUMP_SLACK)
+        gap = np.abs(steps - order[position[going] - direction])
+        at_end = (position[going] == 0) | (position[going] == len(order) - 1)
+        joined = at_end | (pose_distance(poses, rotations[steps]) <= 2.0 * speed[going] * gap + JUMP_SLACK)
         for carrier in going[joined]:
             done = np.array([frame for frame, _ in carried[carrier]])
             frames.keep(done, np.array([pose for _, pose in carried[carrier]]), np.ones(len(done), dtype=bool))
+        kept[going[joined]] = True
         going = going[~joined]
-        back[going] -= 1
-        going = going[order[positions[going]] - order[back[going]] <= CARRY_FRAMES]
+        position[going] += direction
+        going = within_reach(going)
+    return kept
 
 
 def _repair_jumps(frames: _Frames, order: Rows) -> None:
     """Step 6 along the frames ``order`` (all frames, or the followed ones): at every jump
     between frames that both met their goals (a miss on either side is where the goal leaves
-    or enters reach, and ``_walk_out`` has carried the branch that reaches there)."""
+    or enters reach, and ``_walk_out`` has carried the branch that reaches there), the new
+    branch is carried backwards; where it ends on the way, the old branch is carried on
+    instead (a probe may have found a branch of its own where the old one still reaches)."""
     jumps = jump_positions(frames.rotations[order], order)
-    both_met = frames.met[order[jumps]] & frames.met[order[jumps - 1]]
-    if np.any(both_met):
-        _carry_backwards(frames, order, jumps[both_met])
+    jumps = jumps[frames.met[order[jumps]] & frames.met[order[jumps - 1]]]
+    if jumps.size:
+        failed = jumps[~_carry(frames, order, jumps, -1)]
+        if failed.size:
+            _carry(frames, order, failed - 1, +1)
 
 
 def solve_sequence(

@@ -173,6 +173,30 @@ def test_a_path_leaving_the_limited_workspace_meets_every_goal_a_pose_meets():
     assert np.sum(result.restarts > 0) <= 0.1 * len(targets)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_branch_change_between_frames_that_reach_is_carried_away(seed):
+    """The last 20 frames of a shot on another solution branch (followed from a random pose):
+    the new branch cannot be carried back 30 frames to meet the old one, so the old branch is
+    carried on to the end of the shot instead, and no jump is left."""
+    chain = reference_chains.limited_chain(10)
+    rng = np.random.default_rng(seed)
+    path = smooth_pose_path(chain, rng, 60, keys=3)
+    targets = chain.forward_kinematics(path).effector
+    settings = SolveSettings(method="dls", tolerance=1e-4)
+    old = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    new = solve_sequence(chain, targets[30:], start_rotations=chain.random_poses(rng, 1)[0], settings=settings)
+    rotations = np.concatenate((old.rotations[:40], new.rotations[10:]))
+    frames = sequence._Frames(chain, Goals.of(targets), settings)
+    frames.keep(np.arange(60), rotations, np.concatenate((old.converged[:40], new.converged[10:])))
+    assert np.all(frames.met)
+    assert list(sequence.jump_positions(frames.rotations, np.arange(60))) == [40]
+    sequence._repair_jumps(frames, np.arange(60))
+    assert sequence.jump_positions(frames.rotations, np.arange(60)).size == 0
+    np.testing.assert_array_equal(frames.rotations[:40], rotations[:40])  # the old branch went on
+    assert np.all(frames.met)
+    assert np.max(chain.limit_violation(frames.rotations)) < 1e-9
+
+
 def test_rig_spec_chain_matches_its_rest_pose():
     rig = load_rig_spec(ARM3_SPEC)
     chain = Chain.from_rig_spec(rig, "arm")
