@@ -20,11 +20,16 @@ Y_AXIS = np.array([0.0, 1.0, 0.0])
 Z_AXIS = np.array([0.0, 0.0, 1.0])
 
 
-def _straight_chain(lengths: np.ndarray, limits: tuple[JointLimit, ...], names: tuple[str, ...]) -> Chain:
-    """Bones laid end to end along +Y, each connected to its parent's tail."""
+def _straight_chain(
+    lengths: np.ndarray, limits: tuple[JointLimit, ...], names: tuple[str, ...], first_rest=quat.IDENTITY
+) -> Chain:
+    """Bones laid end to end along the first bone's +Y (``first_rest`` turns it in the root
+    frame), each connected to its parent's tail."""
     offsets = np.zeros((len(lengths), 3))
     offsets[1:, 1] = lengths[:-1]
-    return Chain(names, np.tile(quat.IDENTITY, (len(lengths), 1)), offsets, lengths, limits)
+    rest = np.tile(quat.IDENTITY, (len(lengths), 1))
+    rest[0] = first_rest
+    return Chain(names, rest, offsets, lengths, limits)
 
 
 def polygon_window_deg(corners_deg: list[tuple[float, float]], center=Y_AXIS) -> PolygonWindow:
@@ -74,13 +79,9 @@ def elliptic_chain(n_bones: int) -> Chain:
     of the bone) with twist within ±30°: limits Blender's IK can express too."""
     window = EllipticConeWindow(Y_AXIS, X_AXIS, Z_AXIS, (np.radians(50), np.radians(35)))
     ball = BallJoint((window,), _degrees(-30, 30))
-    lengths = np.full(n_bones, 3.0 / n_bones)
-    offsets = np.zeros((n_bones, 3))
-    offsets[1:, 1] = lengths[:-1]
-    rest = np.tile(quat.IDENTITY, (n_bones, 1))
-    rest[0] = quat.from_axis_angle(X_AXIS, np.pi / 2)  # the first bone's +Y up the root's +Z
     names = tuple(f"B{i:02d}" for i in range(n_bones))
-    return Chain(names, rest, offsets, lengths, (ball,) * n_bones)
+    up = quat.from_axis_angle(X_AXIS, np.pi / 2)  # the first bone's +Y up the root's +Z
+    return _straight_chain(np.full(n_bones, 3.0 / n_bones), (ball,) * n_bones, names, up)
 
 
 def free_chain(n_bones: int) -> Chain:
