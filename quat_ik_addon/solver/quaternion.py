@@ -305,6 +305,15 @@ def rotation_vector(q: ArrayLike) -> Array:
     return q[..., 1:] * scale[..., None]
 
 
+def from_rotation_vector(v: ArrayLike) -> Array:
+    """Unit quaternions turning by |v| radians about v (the exp map; inverse of rotation_vector)."""
+    v = np.asarray(v, dtype=float)
+    angle = length(v)
+    # sin(θ/2)/θ → 1/2 as θ → 0; below 1e-8 its series' next term is under float64's precision.
+    scale = np.where(angle > 1e-8, np.sin(0.5 * angle) / np.where(angle > 1e-8, angle, 1.0), 0.5)
+    return np.concatenate((np.cos(0.5 * angle)[..., None], v * scale[..., None]), axis=-1)
+
+
 def slerp_from_identity(q: ArrayLike, fraction: ArrayLike) -> Array:
     """q^fraction: the same axis, ``fraction`` of the angle (shortest way round)."""
     q = canonical(q)

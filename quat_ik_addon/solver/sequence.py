@@ -47,6 +47,7 @@ from . import quaternion as quat
 from .ccd import combined_error, finish_result, goal_errors, initial_poses
 from .chain import Chain
 from .goals import Goals
+from .pose_curves import between_poses
 from .sequence_plan import followed_frames, segment_starts
 from .settings import SolveResult, SolveSettings
 from .solve import pose_distance, restart, solve
@@ -70,13 +71,9 @@ SWITCH_GAIN = 0.002
 REFOLLOW_ANGLE = np.radians(30.0)  # a join further than this is followed again, not spread
 JOIN_SHARE = 1.0  # ... and so is one larger than the segment's own joint motion (times this)
 MAX_ROUNDS = 3  # times the shot is followed on from a failed join at most
+COARSE_TOLERANCE = 0.02
+COARSE_TURN = np.radians(1.0)
 CARRY_FRAMES = 30  # a new branch is carried back this many frames at most (further, it rarely joins)
-
-
-def _blend(a: Array, b: Array, weight: ArrayLike) -> Array:
-    """Per-joint slerp from poses ``a`` to ``b`` (..., n, 4) by ``weight`` (...,)."""
-    fraction = np.broadcast_to(np.asarray(weight, dtype=float)[..., None], a.shape[:-1])
-    return quat.multiply(a, quat.slerp_from_identity(quat.multiply(quat.conjugate(a), b), fraction))
 
 
 def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
@@ -119,6 +116,13 @@ class _Frames:
         # While a goal stays out of reach restarts are skipped: they cost many solves, cannot
         # help a goal nobody reaches, and would trade the followed pose for a far one.
         self.tracking_miss = tracking_a_miss(self.warm_alone)
+        coarse = dict(
+            tolerance=max(settings.absolute_tolerance(chain.reach), COARSE_TOLERANCE * chain.reach),
+            orientation_tolerance=max(settings.orientation_tolerance, COARSE_TURN),
+        )
+        self.coarse = replace(self.warm_alone, **coarse)
+        self.coarse_full = replace(self.warm_alone_full, **coarse)
+        self.coarse_tracking = replace(self.tracking_miss, **coarse)
 
     def solve_rows(self, frames: Rows, starts: Array, reference: Array | None, settings: SolveSettings):
         """Frames solved from ``starts`` (restarts prefer poses near ``reference``); returns the
@@ -143,7 +147,12 @@ class _Frames:
         self.rotations[frames], self.met[frames], self.solved[frames] = poses, met, True
 
     def solve_warm(
-        self, frames: Rows, previous: Array, met_before: NDArray[np.bool_], settings_met: SolveSettings | None = None
+        self,
+        frames: Rows,
+        previous: Array,
+        met_before: NDArray[np.bool_],
+        settings_met: SolveSettings | None = None,
+        coarse: bool = False,
     ):
         """Frames solved warm from ``previous``, without restarts (``_probe_misses`` tries
         those for the whole shot at once): where ``met_before`` is False the goal was missed
@@ -151,7 +160,8 @@ class _Frames:
         ``settings_met`` (default: the warm budget)."""
         poses = np.empty_like(previous)
         met = np.zeros(len(frames), dtype=bool)
-        for rows, settings in ((met_before, settings_met or self.warm_alone), (~met_before, self.tracking_miss)):
+        tracking = self.coarse_tracking if coarse else self.tracking_miss
+        for rows, settings in ((met_before, settings_met or self.warm_alone), (~met_before, tracking)):
             if np.any(rows):
                 poses[rows], met[rows] = self.solve_rows(frames[rows], previous[rows], previous[rows], settings)
         return poses, met
@@ -162,11 +172,11 @@ def _solve_starts(frames: _Frames, start_frames: Rows, start: Array) -> tuple[Ar
     that missed its goal, tracking the miss)."""
     poses = np.zeros((len(start_frames), frames.chain.n_bones, 4))
     met = np.zeros(len(start_frames), dtype=bool)
-    previous, settings = start, frames.warm_alone_full
+    previous, settings = start, frames.coarse_full
     for i, frame in enumerate(start_frames):
         solved, reached = frames.solve_rows(np.array([frame]), previous[None], None, settings)
         previous, poses[i], met[i] = solved[0], solved[0], reached[0]
-        settings = frames.warm_alone_full if met[i] else frames.tracking_miss
+        settings = frames.coarse_full if met[i] else frames.coarse_tracking
     return poses, met
 
 
@@ -184,7 +194,7 @@ def _follow(frames: _Frames, followed: Rows, poses: Array, poses_met, begins: Ro
     for step in range(1, int(np.max(lengths, initial=0)) + 1):
         rows = np.nonzero(step <= lengths)[0]
         index = begins[rows] + step
-        new_pose, met = frames.solve_warm(followed[index], pose[rows], met_before[rows])
+        new_pose, met = frames.solve_warm(followed[index], pose[rows], met_before[rows], frames.coarse, coarse=True)
         pose[rows], met_before[rows] = new_pose, met
         arriving = step == lengths[rows]
         arrived_met[rows[arriving]] = met[arriving]
@@ -261,7 +271,14 @@ def _spread_joins(frames: _Frames, followed: Rows, joins: list) -> None:
     if corrected:
         inside = np.concatenate(corrected)
         steps = followed[inside]
-        frames.keep(steps, *frames.solve_warm(steps, poses[inside], frames.met[steps]))
+        frames.keep(steps, *frames.solve_warm(steps, poses[inside], frames.met[steps], frames.coarse, coarse=True))
+
+
+def _polish(frames: _Frames, followed: Rows) -> None:
+    """The followed frames were solved to ``COARSE_TOLERANCE``: finish them, all in one batch."""
+    rows = followed
+    met = frames.met[rows]
+    frames.keep(rows, *frames.solve_warm(rows, frames.rotations[rows], met))
 
 
 def _fill_between(frames: _Frames, followed: Rows) -> None:
@@ -274,7 +291,11 @@ def _fill_between(frames: _Frames, followed: Rows) -> None:
         return
     after = np.searchsorted(followed, between)
     left, right = followed[after - 1], followed[after]
-    guesses = _blend(frames.rotations[left], frames.rotations[right], (between - left) / (right - left))
+    # A curve through followed frames is a good guess only along one branch, met throughout.
+    smooth = frames.met[followed].copy()
+    jumps = jump_positions(frames.rotations[followed], followed)
+    smooth[jumps], smooth[jumps - 1] = False, False
+    guesses = between_poses(frames.rotations[followed], followed, between, smooth)
     neighbours_met = frames.met[left] & frames.met[right]
     poses, met = np.empty_like(guesses), np.zeros(between.size, dtype=bool)
     for rows, settings in ((neighbours_met, frames.warm_alone), (~neighbours_met, frames.tracking_miss)):
@@ -478,6 +499,7 @@ def solve_sequence(
         start_poses, start_met = _solve_starts(frames, followed[starts], start)
         joins = _follow_segments(frames, followed, starts, start_poses, start_met)
         _spread_joins(frames, followed, joins)
+        _polish(frames, followed)
         _bridge_misses(frames, followed)
         _probe_misses(frames, followed)
         _repair_jumps(frames, followed)
