@@ -12,6 +12,8 @@ gives DLS its fast final convergence. Each step is clamped to the limits (projec
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -158,6 +160,13 @@ def _apply(chain: Chain, rotations: Array, pre: Array, turn: Array) -> tuple[Arr
     return clamped, pressed
 
 
+class DlsEnding(NamedTuple):
+    """What ``run_dls`` knows of the poses it returns."""
+
+    unmet: NDArray[np.intp]  # rows whose goals are not met
+    measured: tuple[Array, Array, Array]  # their position error, orientation error and effector
+
+
 def run_dls(
     chain: Chain,
     goals: Goals,
@@ -166,12 +175,12 @@ def run_dls(
     max_iterations: int | None = None,
     method: str = "damped",
     preferred: Array | None = None,
-    unmet: list | None = None,
+    ending: list | None = None,
 ) -> tuple[Array, Array]:
     """DLS iterations on (N, n, 4) poses; returns the best poses and iterations per row.
 
-    ``unmet``: a list that receives the rows whose goals are still unmet (saves the caller a
-    forward-kinematics pass to find them).
+    ``ending``: a list that receives a ``DlsEnding`` (which goals are unmet, and the errors of
+    the returned poses), saving the caller a forward-kinematics pass.
 
     With ``preferred`` poses and ``settings.rest_pull`` > 0, each step also turns the joints
     toward the preferred pose inside the Jacobian's null space, (I − J⁺J)·z (the classic
@@ -254,6 +263,6 @@ def run_dls(
         stalled = failures[rows] >= settings.stall_iterations
         active[rows] = ~reached & ~stalled
         met[rows] = reached
-    if unmet is not None:
-        unmet.append(np.nonzero(~met)[0])
+    if ending is not None:
+        ending.append(DlsEnding(np.nonzero(~met)[0], (*goal_errors_of(pose, goals), pose.effector)))
     return rotations, iterations

@@ -257,8 +257,8 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
 
 
 def _spread_joins(frames: _Frames, followed: Rows, joins: list) -> None:
-    """Turn each joint of a segment by a growing share of its join's difference, and solve
-    those frames again warm from there."""
+    """Turn each joint of a segment by a growing share of its join's difference (``_polish``
+    solves those frames again warm from there)."""
     poses, corrected = frames.rotations[followed], []
     for first, last, arrival in joins:
         if pose_distance(arrival, poses[last]) <= JUMP_SLACK or last - first < 2:
@@ -270,15 +270,13 @@ def _spread_joins(frames: _Frames, followed: Rows, joins: list) -> None:
         corrected.append(inside)
     if corrected:
         inside = np.concatenate(corrected)
-        steps = followed[inside]
-        frames.keep(steps, *frames.solve_warm(steps, poses[inside], frames.met[steps], frames.coarse, coarse=True))
+        frames.rotations[followed[inside]] = poses[inside]  # solved by ``_polish``
 
 
 def _polish(frames: _Frames, followed: Rows) -> None:
-    """The followed frames were solved to ``COARSE_TOLERANCE``: finish them, all in one batch."""
-    rows = followed
-    met = frames.met[rows]
-    frames.keep(rows, *frames.solve_warm(rows, frames.rotations[rows], met))
+    """The followed frames were solved to ``COARSE_TOLERANCE`` (and the joins spread since):
+    finish them, all in one batch."""
+    frames.keep(followed, *frames.solve_warm(followed, frames.rotations[followed], frames.met[followed]))
 
 
 def _fill_between(frames: _Frames, followed: Rows) -> None:

@@ -15,34 +15,45 @@ from .goals import Goals
 from .settings import SolveResult, SolveSettings
 
 Array = NDArray[np.float64]
+# |q|² this close to 1 is unit: dividing by its norm would move only the last bits (each
+# product of unit quaternions drifts by ~1e-16; this many keep drift far below any tolerance).
+UNIT_SLACK = 1e-13
+Measured = tuple[Array, Array, Array]  # position error, orientation error, effector (goal_errors)
 
 
 def run_method(
     chain: Chain, goals: Goals, rotations: Array, settings: SolveSettings, preferred: Array | None = None
-) -> tuple[Array, Array]:
-    """Run the configured method on (N, n, 4) poses; returns best poses and iterations."""
+) -> tuple[Array, Array, Measured]:
+    """Run the configured method on (N, n, 4) poses; returns best poses, iterations and
+    ``goal_errors`` of those poses (measured on the way where the method knows them)."""
     method = settings.method
     if method == "ccd":
-        return run_ccd(chain, goals, rotations, settings, preferred)
+        rotations, iterations = run_ccd(chain, goals, rotations, settings, preferred)
+        return rotations, iterations, goal_errors(chain, goals, rotations)
+    ending: list = []
     if method in ("dls", "jacobian_transpose"):
         kind = "transpose" if method == "jacobian_transpose" else "damped"
-        return run_dls(chain, goals, rotations, settings, method=kind, preferred=preferred)
+        rotations, iterations = run_dls(
+            chain, goals, rotations, settings, method=kind, preferred=preferred, ending=ending
+        )
+        return rotations, iterations, ending[0].measured
     if method == "ccd_dls":
         rotations, iterations = run_ccd(
             chain, goals, rotations, settings, preferred, settings.ccd_iterations_before_dls
         )
-        rotations, more = run_dls(chain, goals, rotations, settings, preferred=preferred)
-        return rotations, iterations + more
+        rotations, more = run_dls(chain, goals, rotations, settings, preferred=preferred, ending=ending)
+        return rotations, iterations + more, ending[0].measured
     # dls_ccd: CCD finishes the goals DLS left unmet (a joint pressed against a limit).
-    unmet: list = []
-    rotations, iterations = run_dls(chain, goals, rotations, settings, preferred=preferred, unmet=unmet)
-    rows = unmet[0]
+    rotations, iterations = run_dls(chain, goals, rotations, settings, preferred=preferred, ending=ending)
+    rows, measured = ending[0]
     if rows.size:
         rows_goals = goals if rows.size == goals.count else goals.take(rows)
         rows_preferred = None if preferred is None else preferred[rows]
         rotations[rows], more = run_ccd(chain, rows_goals, rotations[rows], settings, rows_preferred)
         iterations[rows] += more
-    return rotations, iterations
+        for all_rows, of_rows in zip(measured, goal_errors(chain, rows_goals, rotations[rows]), strict=True):
+            all_rows[rows] = of_rows
+    return rotations, iterations, measured
 
 
 def pose_distance(a: Array, b: Array) -> Array:
@@ -102,10 +113,9 @@ def _restart(
             starts[near] = _shaken(chain, reference[rows[near]], temperature, rng)
         # A restart either converges quickly or is one of the dead ends it is escaping.
         budget = replace(settings, max_iterations=min(settings.max_iterations, settings.restart_iterations))
-        trial, trial_iterations = run_method(
+        trial, trial_iterations, (trial_position, trial_orientation, _) = run_method(
             chain, trial_goals, starts, budget, None if preferred is None else preferred[rows]
         )
-        trial_position, trial_orientation, _ = goal_errors(chain, trial_goals, trial)
         trial_met = settings.reached(trial_position, trial_orientation, tolerance)
         # Rank: goals met first, then nearest the reference pose, else smallest error.
         if reference is not None:
@@ -158,15 +168,21 @@ def solve(
     reference = (
         None if reference_rotations is None else initial_poses(chain, reference_rotations, goals.count, clamp=False)
     )
-    rotations, iterations = run_method(chain, goals, rotations, settings, preferred)
-    return _restarted_result(chain, goals, rotations, iterations, settings, reference, preferred)
+    rotations, iterations, measured = run_method(chain, goals, rotations, settings, preferred)
+    return _restarted_result(chain, goals, rotations, iterations, settings, reference, preferred, measured)
 
 
 def _restarted_result(
-    chain, goals, rotations, iterations, settings, reference, preferred, switch_gain=None
+    chain, goals, rotations, iterations, settings, reference, preferred, measured=None, switch_gain=None
 ) -> SolveResult:
-    rotations = normalised(rotations)
-    measured = goal_errors(chain, goals, rotations)
+    # Poses unit to rounding are only given w ≥ 0 (q and −q rotate alike, to the bit): the
+    # errors measured on the way stay exact. Others are normalised and measured again.
+    squared_norm = np.einsum("...i,...i->...", rotations, rotations)
+    if measured is not None and np.all(np.abs(squared_norm - 1.0) <= UNIT_SLACK):
+        rotations = quat.canonical(rotations)
+    else:
+        rotations = normalised(rotations)
+        measured = goal_errors(chain, goals, rotations)
     restarts = _restart(chain, goals, rotations, iterations, settings, reference, preferred, measured, switch_gain)
     # Where restarts replaced poses, measure again; else the measure above is the result's.
     return finish_result(chain, goals, rotations, iterations, settings, restarts, None if restarts.any() else measured)
@@ -181,6 +197,6 @@ def restart(
     were replaced."""
     rotations = initial_poses(chain, rotations, goals.count)
     iterations = np.zeros(goals.count, dtype=np.int64)
-    result = _restarted_result(chain, goals, rotations, iterations, settings, rotations, None, switch_gain)
+    result = _restarted_result(chain, goals, rotations, iterations, settings, rotations, None, None, switch_gain)
     replaced = np.any(np.abs(result.rotations - normalised(rotations)) > 0.0, axis=(1, 2))
     return result, replaced

@@ -17,6 +17,7 @@ def assert_result_is_honest(chain, result, targets):
     """Inside every limit, unit quaternions, and the reported error is what FK gives."""
     assert np.all(np.isfinite(result.rotations))
     np.testing.assert_allclose(np.linalg.norm(result.rotations, axis=-1), 1.0, atol=1e-12)
+    assert np.all(result.rotations[..., 0] >= 0.0)  # canonical: w ≥ 0
     assert np.max(chain.limit_violation(result.rotations)) < 1e-9
     effector = chain.forward_kinematics(result.rotations).effector
     np.testing.assert_allclose(np.linalg.norm(effector - targets, axis=1), result.position_error, atol=1e-12)
