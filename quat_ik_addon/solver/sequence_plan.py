@@ -31,27 +31,32 @@ ONE_PIECE_STEPS = 80  # a shot with at most this many followed frames is one seg
 START_COST = 1.0  # a segment start's solve, in warm follow steps (one single solve vs one batched step)
 
 
-def _close_to(goals: Goals, here: int, ahead: NDArray[np.intp], reach: float) -> NDArray[np.bool_]:
-    """Which frames ``ahead`` have goals within one follow step of frame ``here``'s."""
-    close = np.linalg.norm(goals.positions[ahead] - goals.positions[here], axis=1) <= FOLLOW_STEP * reach
+def _strides(goals: Goals, reach: float) -> NDArray[np.intp]:
+    """Per frame i, how many frames on the next followed frame is: up to the frame before the
+    first one (at most ``MAX_STRIDE`` on) whose goal has moved more than a follow step from
+    frame i's; one frame at least."""
+    count = goals.count
+    ahead = np.arange(count)[:, None] + np.arange(1, MAX_STRIDE + 1)  # (F, MAX_STRIDE)
+    inside = ahead < count
+    ahead = np.minimum(ahead, count - 1)
+    here = np.arange(count)[:, None]
+    close = np.linalg.norm(goals.positions[ahead] - goals.positions[here], axis=-1) <= FOLLOW_STEP * reach
     if goals.orientations is not None:
         close &= quat.angle_between(goals.orientations[ahead], goals.orientations[here]) <= FOLLOW_TURN
     if goals.directions is not None:
         close &= quat.direction_angle(goals.directions[ahead], goals.directions[here]) <= FOLLOW_TURN
-    return close
+    close &= inside
+    # The first frame too far (or past the end) ends the stride: count the close ones before it.
+    return np.maximum(np.argmin(np.concatenate((close, np.zeros((count, 1), dtype=bool)), axis=1), axis=1), 1)
 
 
 def followed_frames(goals: Goals, reach: float) -> NDArray[np.intp]:
     """The frames solved one after another, increasing, from 0 to the last."""
     last = goals.count - 1
+    strides = _strides(goals, reach).tolist()
     followed = [0]
     while followed[-1] < last:
-        here = followed[-1]
-        ahead = np.arange(here + 1, min(here + MAX_STRIDE, last) + 1)
-        too_far = np.nonzero(~_close_to(goals, here, ahead, reach))[0]
-        # Up to the frame before the first one that has moved too far; one frame at least.
-        reach_to = too_far[0] - 1 if too_far.size else len(ahead) - 1
-        followed.append(int(ahead[max(reach_to, 0)]))
+        followed.append(min(followed[-1] + strides[followed[-1]], last))
     return np.array(followed, dtype=np.intp)
 
 
