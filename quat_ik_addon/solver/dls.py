@@ -68,13 +68,15 @@ class _AllowedTurns:
             axes = quat.rotate(pre[:, self.hinges], chain.hinge_axes)
             self.hinge_projectors = axes[..., :, None] * axes[..., None, :]
         self.pressed = None
+        self.released: tuple[NDArray[np.intp], NDArray[np.intp]] | None = None
 
     def keep_pressed(self, pressed: Array, blocks: Array, residual: Array) -> None:
         """Joints pressed against their limit by the last step (``pressed`` (N, n, 3): the unit
         axis, in the joint's frame, about which the limit turned it back; zero for the others)
         stay off that axis while the steepest descent (Jᵀe) still pushes them outwards: so
         the other joints make up for them instead of the step being clamped away (the active
-        set of gradient projection, Rosen 1960). Blocks (N, n, m, 3), residual (N, m)."""
+        set of gradient projection, Rosen 1960); ``released`` gets the (row, joint) pairs whose
+        descent turned inwards. Blocks (N, n, m, 3), residual (N, m)."""
         rows, joints = np.nonzero(np.any(pressed != 0.0, axis=-1))
         if rows.size == 0:
             return
@@ -83,6 +85,7 @@ class _AllowedTurns:
         outwards = np.einsum("ki,ki->k", descent, inwards) <= 0.0
         axes = inwards[outwards]
         self.pressed = (rows[outwards], joints[outwards], np.eye(3) - axes[:, :, None] * axes[:, None, :])
+        self.released = (rows[~outwards], joints[~outwards])
 
     def of_blocks(self, blocks: Array) -> Array:
         """Each joint's (r, 3) block times its projector: blocks (N, n, r, 3), changed in place."""
@@ -214,6 +217,9 @@ def run_dls(
         row_pose = pose if rows.size == goals.count else pose.take(rows)
         pre = row_pose.pre_rotations
         jacobian, residual, allowed = problem.linearise(row_pose, pressed[rows])
+        if allowed.released is not None:
+            released_rows, released_joints = allowed.released
+            pressed[rows[released_rows], released_joints] = 0.0
         if method == "transpose":
             step = np.einsum("nmc,nm->nc", jacobian, residual)
             moved = np.einsum("nmc,nc->nm", jacobian, step)
@@ -243,9 +249,13 @@ def run_dls(
         better = trial_error < error[rows]
         accepted = rows[better]
         rotations[accepted] = trial[better]
-        # Joints their limit turned back press on it: the next step keeps off that direction.
-        # A failed step releases them all (the goal may need a joint to come off its limit).
-        pressed[rows] = np.where(better[:, None, None], trial_pressed, 0.0)
+        # Joints their limit turned back press on it: later steps keep off that direction for
+        # as long as steepest descent still pushes that way (``keep_pressed`` releases a joint
+        # whose descent turns inward). A joint kept off its limit is not turned back again,
+        # yet still presses: it stays pressed until released, else steps would alternate
+        # between pushing into the limit and sliding along it.
+        still = np.where(np.any(trial_pressed != 0.0, axis=-1, keepdims=True), trial_pressed, pressed[rows])
+        pressed[rows] = np.where(better[:, None, None], still, pressed[rows])
         pose.put(accepted, trial_pose.take(np.nonzero(better)[0]))
         iterations[rows] += 1
         # Levenberg–Marquardt: trust the linear model more after a success, less after a miss.
