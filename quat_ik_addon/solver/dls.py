@@ -152,14 +152,14 @@ def _apply(chain: Chain, rotations: Array, pre: Array, turn: Array) -> tuple[Arr
     """Turn each joint by its root-frame rotation vector (N, n, 3), then clamp to its limit.
     Also returns, per joint, the unit axis (joint frame) about which its limit turned it back
     (zero where the limit did not act)."""
-    local = quat.rotate(quat.conjugate(pre), turn)
-    angle = quat.length(local)
-    axis = local / np.maximum(angle, 1e-300)[..., None]
-    turned = quat.multiply(quat.from_axis_angle(axis, angle), rotations)
+    turned = quat.multiply(quat.from_rotation_vector(quat.rotate(quat.conjugate(pre), turn)), rotations)
     clamped = chain.clamp_to_limits(turned)
-    back = quat.rotation_vector(quat.multiply(clamped, quat.conjugate(turned)))
-    size = quat.length(back)
-    pressed = np.where((size > 1e-9)[..., None], back / np.maximum(size, 1e-300)[..., None], 0.0)
+    pressed = np.zeros(turn.shape)
+    acted = np.nonzero(np.any(clamped != turned, axis=-1))  # most steps stay inside every limit
+    if acted[0].size:
+        back = quat.rotation_vector(quat.multiply(clamped[acted], quat.conjugate(turned[acted])))
+        size = quat.length(back)
+        pressed[acted] = np.where((size > 1e-9)[..., None], back / np.maximum(size, 1e-300)[..., None], 0.0)
     return clamped, pressed
 
 
