@@ -97,3 +97,18 @@ def test_slerp_from_identity_scales_the_angle(q, fraction):
 
 def test_normalize_never_returns_nan():
     np.testing.assert_array_equal(quat.normalize(np.zeros(4)), quat.IDENTITY)
+
+
+@given(quaternions)
+def test_from_rotation_vector_inverts_rotation_vector(q):
+    back = quat.from_rotation_vector(quat.rotation_vector(q))
+    assert quat.angle_between(back, q) < 1e-7
+    assert abs(np.linalg.norm(back) - 1.0) < 1e-12
+
+
+def test_from_rotation_vector_of_tiny_and_zero_turns():
+    tiny = np.array([[0.0, 0.0, 0.0], [1e-12, 0.0, 0.0], [0.0, 3e-9, 4e-9]])
+    turned = quat.from_rotation_vector(tiny)
+    np.testing.assert_array_equal(turned[0], quat.IDENTITY)
+    np.testing.assert_allclose(turned[:, 1:], 0.5 * tiny, rtol=1e-12, atol=0.0)  # sin(θ/2)/θ → 1/2
+    np.testing.assert_allclose(np.linalg.norm(turned, axis=-1), 1.0, atol=1e-15)
