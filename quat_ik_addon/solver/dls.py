@@ -252,10 +252,11 @@ def run_dls(
         # Joints their limit turned back press on it: later steps keep off that direction for
         # as long as steepest descent still pushes that way (``keep_pressed`` releases a joint
         # whose descent turns inward). A joint kept off its limit is not turned back again,
-        # yet still presses: it stays pressed until released, else steps would alternate
-        # between pushing into the limit and sliding along it.
+        # yet still presses: it stays pressed (releasing it made steps alternate between
+        # pushing into the limit and sliding along it). A failed step releases them all (the
+        # goal may need a joint off its limit in a way the sign test does not see).
         still = np.where(np.any(trial_pressed != 0.0, axis=-1, keepdims=True), trial_pressed, pressed[rows])
-        pressed[rows] = np.where(better[:, None, None], still, pressed[rows])
+        pressed[rows] = np.where(better[:, None, None], still, 0.0)
         pose.put(accepted, trial_pose.take(np.nonzero(better)[0]))
         iterations[rows] += 1
         # Levenberg–Marquardt: trust the linear model more after a success, less after a miss.
