@@ -58,9 +58,9 @@ def between_poses(poses: Array, frames: Rows, wanted: Rows, smooth: NDArray[np.b
         curved = usable[gap_of]
         gaps, window = gaps[usable], window[usable]
         relative = quat.rotation_vector(quat.multiply(quat.conjugate(poses[gaps][:, None]), poses[window]))
-        gap_of = np.searchsorted(gaps, after[curved] - 1)
-        weights = _lagrange_weights(frames[window[gap_of]].astype(float), wanted[curved].astype(float))
-        turn = np.einsum("wp,wpnc->wnc", weights, relative[gap_of])
+        curved_gap = np.searchsorted(gaps, after[curved] - 1)
+        weights = _lagrange_weights(frames[window[curved_gap]].astype(float), wanted[curved].astype(float))
+        turn = np.einsum("wp,wpnc->wnc", weights, relative[curved_gap])
         guesses[curved] = quat.multiply(poses[after[curved] - 1], quat.from_rotation_vector(turn))
     straight = ~curved
     if np.any(straight):

@@ -10,24 +10,27 @@ is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
 1. Segment starts are solved one after another, each warm from the one before (the first
    from the start pose): a coarse follow of the shot.
 2. The followed frames of every segment are solved from its start, all segments side by side
-   (one batched solve per step).
+   (one batched solve per step). Steps 1 and 2 solve to ``COARSE_TOLERANCE`` only, one DLS
+   iteration a step where the full tolerance took two; step 3 finishes them in one batch.
 3. Joins: a segment arrives at the next segment's start in another posture than that start's
    own answer (a redundant chain's posture depends on its history). A small difference is
-   spread over the segment: each joint is turned by a growing share of it and the frames are
-   solved again warm from there, so the joints move a little more per frame instead of
-   jumping. From the first join that cannot be spread (more than ``REFOLLOW_ANGLE``, or
+   spread over the segment: each joint is turned by a growing share of it (and the frames
+   are solved again warm from there below), so the joints move a little more per frame
+   instead of jumping. From the first join that cannot be spread (more than ``REFOLLOW_ANGLE``, or
    faster than the segment's own motion) the shot is followed on from that arrival: the
    later starts are solved again from it and the later segments followed again, side by
-   side (at most ``MAX_ROUNDS`` times; a join left after that is a jump for step 6).
+   side (at most ``MAX_ROUNDS`` times; a join left after that is a jump for step 6). Then
+   every followed frame is finished to the full tolerance, all in one batch.
 4. Following never restarts: where it misses a goal, it tracks the closest miss with a few
    iterations a frame. Then each stretch of missed followed frames is probed with restarts,
    all in one batch (its first frame, where a branch may have ended at a limit, every
    ``PROBE_EVERY``-th and its last). A probe that meets its goal, or misses it by clearly
    less, found another branch: it is walked out to the frames beside it, a frame a step,
    all walkers side by side, while the steps keep meeting (or missing by less).
-5. The frames between followed ones start from the per-joint slerp of their followed
-   neighbours and are solved in one batch; misses next to frames that met are walked into
-   from those; frames still missing settle at their closest miss with a full budget.
+5. The frames between followed ones start from a per-joint cubic through the four followed
+   frames around them (``pose_curves``) and are solved in one batch; misses next to frames
+   that met are walked into from those; frames still missing settle at their closest miss
+   with a full budget.
 6. Where the pose still jumps between frames that both met their goals, the new branch is
    carried backwards until it meets the old one (all such carries side by side), which
    removes the jump whenever the new branch reaches back that far.
@@ -71,6 +74,8 @@ SWITCH_GAIN = 0.002
 REFOLLOW_ANGLE = np.radians(30.0)  # a join further than this is followed again, not spread
 JOIN_SHARE = 1.0  # ... and so is one larger than the segment's own joint motion (times this)
 MAX_ROUNDS = 3  # times the shot is followed on from a failed join at most
+# Steps 1-2 follow to this (times the reach; radians for orientation) and ``_polish`` finishes
+# in one batch: on the right branch and near the goal is all the next step needs.
 COARSE_TOLERANCE = 0.02
 COARSE_TURN = np.radians(1.0)
 CARRY_FRAMES = 30  # a new branch is carried back this many frames at most (further, it rarely joins)
@@ -157,11 +162,12 @@ class _Frames:
         """Frames solved warm from ``previous``, without restarts (``_probe_misses`` tries
         those for the whole shot at once): where ``met_before`` is False the goal was missed
         the step before too, and the miss is tracked with a few iterations; else with
-        ``settings_met`` (default: the warm budget)."""
+        ``settings_met`` (default: the warm budget). ``coarse``: to ``COARSE_TOLERANCE``."""
         poses = np.empty_like(previous)
         met = np.zeros(len(frames), dtype=bool)
+        settings_met = settings_met or (self.coarse if coarse else self.warm_alone)
         tracking = self.coarse_tracking if coarse else self.tracking_miss
-        for rows, settings in ((met_before, settings_met or self.warm_alone), (~met_before, tracking)):
+        for rows, settings in ((met_before, settings_met), (~met_before, tracking)):
             if np.any(rows):
                 poses[rows], met[rows] = self.solve_rows(frames[rows], previous[rows], previous[rows], settings)
         return poses, met
@@ -194,7 +200,7 @@ def _follow(frames: _Frames, followed: Rows, poses: Array, poses_met, begins: Ro
     for step in range(1, int(np.max(lengths, initial=0)) + 1):
         rows = np.nonzero(step <= lengths)[0]
         index = begins[rows] + step
-        new_pose, met = frames.solve_warm(followed[index], pose[rows], met_before[rows], frames.coarse, coarse=True)
+        new_pose, met = frames.solve_warm(followed[index], pose[rows], met_before[rows], coarse=True)
         pose[rows], met_before[rows] = new_pose, met
         arriving = step == lengths[rows]
         arrived_met[rows[arriving]] = met[arriving]
