@@ -47,13 +47,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
-from .ccd import combined_error, finish_result, goal_errors, initial_poses
+from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised
 from .chain import Chain
 from .goals import Goals
 from .pose_curves import between_poses
-from .sequence_plan import followed_frames, segment_starts
+from .sequence_plan import Segments, followed_frames, segments
 from .settings import SolveResult, SolveSettings
-from .solve import pose_distance, restart, solve
+from .solve import pose_distance, restart, solve, solve_from
 
 Array = NDArray[np.float64]
 Rows = NDArray[np.intp]
@@ -112,6 +112,10 @@ class _Frames:
         self.restarts = np.zeros(goals.count, dtype=np.int64)
         self.met = np.zeros(goals.count, dtype=bool)
         self.solved = np.zeros(goals.count, dtype=bool)  # has a pose (frames between followed ones get theirs last)
+        # Each frame's latest answer and its errors: the result measures again only frames
+        # whose pose is no longer that answer (most keep it).
+        self.answers = np.full_like(self.rotations, np.nan)
+        self.answer_errors = (np.zeros(goals.count), np.zeros(goals.count), np.zeros((goals.count, 3)))
         # Following a branch: it holds or it ends (restarts are ``_probe_misses``' job).
         self.warm_alone = replace(settings, max_iterations=min(settings.max_iterations, WARM_ITERATIONS), restarts=0)
         self.warm_alone_full = replace(settings, restarts=0)
@@ -129,19 +133,35 @@ class _Frames:
         self.coarse_full = replace(self.warm_alone_full, **coarse)
         self.coarse_tracking = replace(self.tracking_miss, **coarse)
 
-    def solve_rows(self, frames: Rows, starts: Array, reference: Array | None, settings: SolveSettings):
+    def solve_rows(
+        self, frames: Rows, starts: Array, reference: Array | None, settings: SolveSettings, inside_limits: bool = True
+    ):
         """Frames solved from ``starts`` (restarts prefer poses near ``reference``); returns the
-        poses and whether each met its goal (the caller decides whether to keep them)."""
-        result = solve(
-            self.chain,
-            self.goals.take(frames),
-            start_rotations=starts,
-            reference_rotations=reference,
-            settings=settings,
-        )
+        poses and whether each met its goal (the caller decides whether to keep them).
+        ``inside_limits``: the starts are earlier answers, nothing to clamp."""
+        goals = self.goals.take(frames)
+        if inside_limits:
+            result = solve_from(self.chain, goals, starts, reference=reference, settings=settings)
+        else:
+            result = solve(self.chain, goals, start_rotations=starts, reference_rotations=reference, settings=settings)
         np.add.at(self.iterations, frames, result.iterations)
         np.add.at(self.restarts, frames, result.restarts)
+        self.answers[frames] = result.rotations
+        for known, measured in zip(self.answer_errors, (result.position_error, result.orientation_error, result.effector)):
+            known[frames] = measured
         return result.rotations, result.converged
+
+    def result(self) -> SolveResult:
+        """The shot's poses, measured (again only where a frame's pose is not its last answer)."""
+        measured = tuple(known.copy() for known in self.answer_errors)
+        stale = np.nonzero(np.any(self.rotations != self.answers, axis=(1, 2)))[0]
+        if stale.size:
+            self.rotations[stale] = normalised(self.rotations[stale])
+            for known, fresh in zip(measured, goal_errors(self.chain, self.goals.take(stale), self.rotations[stale])):
+                known[stale] = fresh
+        return finish_result(
+            self.chain, self.goals, self.rotations, self.iterations, self.settings, self.restarts, measured
+        )
 
     def miss(self, frames: Rows, poses: Array) -> Array:
         """How far poses miss their frames' goals (``combined_error``)."""
@@ -187,19 +207,19 @@ def _solve_starts(frames: _Frames, start_frames: Rows, start: Array) -> tuple[Ar
 
 
 def _follow(frames: _Frames, followed: Rows, poses: Array, poses_met, begins: Rows, ends: Rows, starts, started_met):
-    """Segments side by side, one batched solve per step: segment k follows the followed
-    frames after ``begins[k]`` up to ``ends[k]`` from ``starts[k]``.
+    """Pieces side by side, one batched solve per step: piece k follows the followed frames
+    from ``begins[k]`` to ``ends[k]`` (either way) from ``starts[k]``.
 
-    The poses strictly inside go into ``poses`` and ``poses_met`` (by followed index);
-    returns each segment's arrival at its end (K, n, 4) and whether it met that goal.
+    The poses strictly between go into ``poses`` and ``poses_met`` (by followed index);
+    returns each piece's arrival at its end (K, n, 4) and whether it met that goal.
     """
     pose = starts.copy()
     met_before = np.asarray(started_met, dtype=bool).copy()
-    arrived_met = np.zeros(len(begins), dtype=bool)
-    lengths = ends - begins
+    arrived_met = met_before.copy()  # a piece without steps arrives where it starts
+    direction, lengths = np.sign(ends - begins), np.abs(ends - begins)
     for step in range(1, int(np.max(lengths, initial=0)) + 1):
         rows = np.nonzero(step <= lengths)[0]
-        index = begins[rows] + step
+        index = begins[rows] + step * direction[rows]
         new_pose, met = frames.solve_warm(followed[index], pose[rows], met_before[rows], coarse=True)
         pose[rows], met_before[rows] = new_pose, met
         arriving = step == lengths[rows]
@@ -208,40 +228,54 @@ def _follow(frames: _Frames, followed: Rows, poses: Array, poses_met, begins: Ro
     return pose, arrived_met
 
 
-def _spreadable(poses: Array, first: int, last: int, arrival: Array) -> bool:
-    """Can the difference between ``arrival`` and the pose at ``last`` be spread over the
-    segment from ``first`` (module docstring, step 3)?"""
-    difference = pose_distance(arrival, poses[last])
-    own_motion = np.sum(pose_distance(poses[first + 1 : last], poses[first : last - 1]))
-    own_motion += pose_distance(arrival, poses[last - 1])
+def _spreadable(poses: Array, first: int, meeting: int, last: int, arrival: Array) -> bool:
+    """Can the difference between ``arrival`` (the forward half's, at ``meeting``) and the pose
+    there be spread over the segment from ``first`` to ``last`` (module docstring, step 3)?"""
+    difference = pose_distance(arrival, poses[meeting])
+    own_motion = np.sum(pose_distance(poses[first + 1 : meeting], poses[first : meeting - 1]))
+    own_motion += pose_distance(arrival, poses[meeting - 1])
+    own_motion += np.sum(pose_distance(poses[meeting + 1 : last + 1], poses[meeting:last]))
     return bool(difference <= min(REFOLLOW_ANGLE, JOIN_SHARE * own_motion))
 
 
-def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses: Array, start_met) -> list:
-    """Steps 2 and 3's choice: every segment followed, side by side. At the first join that
-    cannot be spread, or the first segment that needed a restart on its way (its start, from
-    the coarse follow, may sit where following the shot never goes), the shot is followed on
-    from the arrival there: the later starts are solved again from it and the later segments
-    followed again, side by side.
+def _follow_segments(frames: _Frames, followed: Rows, plan: Segments, start_poses: Array, start_met) -> list:
+    """Steps 2 and 3's choice: every segment followed both ways from its pivot, all halves
+    side by side; where two segments meet, the backward half's arrival is kept and the
+    forward half's is a join. At the first join that cannot be spread, or the first segment
+    that needed a restart on its way (its start, from the coarse follow, may sit where
+    following the shot never goes), the shot is followed on from the arrival there: the
+    next segment starts at that frame, forwards only, the later starts are solved again from
+    it and the later segments followed again, side by side.
 
-    Writes the followed frames' poses; returns the joins to spread, (first, last, arrival)
-    by followed index.
+    Writes the followed frames' poses; returns the joins to spread, (first pivot, meeting,
+    next pivot, forward arrival) by followed index.
     """
+    pivots, lows, highs = (np.array(rows) for rows in plan)  # copies: a failed join moves a pivot
     poses = np.zeros((len(followed), frames.chain.n_bones, 4))
     poses_met = np.zeros(len(followed), dtype=bool)
-    ends = np.append(starts[1:], len(followed) - 1)
     joins, first = [], 0
     for round_left in range(MAX_ROUNDS, -1, -1):
-        poses[starts[first:]], poses_met[starts[first:]] = start_poses[first:], start_met[first:]
+        later = np.arange(first, len(pivots))
+        poses[pivots[later]], poses_met[pivots[later]] = start_poses[later], start_met[later]
+        back = later[lows[later] < pivots[later]]
         arrivals, arrived_met = _follow(
-            frames, followed, poses, poses_met, starts[first:], ends[first:], start_poses[first:], start_met[first:]
+            frames,
+            followed,
+            poses,
+            poses_met,
+            np.concatenate((pivots[later], pivots[back])),
+            np.concatenate((highs[later], lows[back])),
+            np.concatenate((start_poses[later], start_poses[back])),
+            np.concatenate((start_met[later], start_met[back])),
         )
+        poses[lows[back]], poses_met[lows[back]] = arrivals[len(later) :], arrived_met[len(later) :]
         failed = None
-        for segment in range(first + 1, len(starts)):
-            arrival, met = arrivals[segment - 1 - first], arrived_met[segment - 1 - first]
-            if start_met[segment] and not met:
-                continue  # the start reaches, the arrival does not: reaching wins (step 5 mends it)
-            spreadable = _spreadable(poses, starts[segment - 1], starts[segment], arrival)
+        for segment in later[:-1]:
+            arrival, met, meeting = arrivals[segment - first], arrived_met[segment - first], highs[segment]
+            if poses_met[meeting] and not met:
+                continue  # the other half reaches, the arrival does not: reaching wins (step 5 mends it)
+            span = (pivots[segment], meeting, pivots[segment + 1])
+            spreadable = _spreadable(poses, *span, arrival)
             # Follow on only from an arrival that met its goal: across a stretch out of reach
             # the closest misses of two segments may differ, and following the miss on costs
             # a round for a pose that misses anyway.
@@ -249,34 +283,41 @@ def _follow_segments(frames: _Frames, followed: Rows, starts: Rows, start_poses:
                 failed = segment
                 break
             if spreadable:  # else (no rounds left) a jump, which step 5 may mend
-                joins.append((starts[segment - 1], starts[segment], arrival))
+                joins.append((*span, arrival))
         if failed is None:
             break
-        start_poses[failed], start_met[failed] = arrival, met
-        later = _solve_starts(frames, followed[starts[failed + 1 :]], arrival)
-        start_poses[failed + 1 :], start_met[failed + 1 :] = later
-        first = failed
-    if len(followed) > 1:
-        poses[-1], poses_met[-1] = arrivals[-1], arrived_met[-1]
+        first = failed + 1
+        pivots[first] = lows[first] = highs[failed]
+        start_poses[first], start_met[first] = arrival, met
+        start_poses[first + 1 :], start_met[first + 1 :] = _solve_starts(frames, followed[pivots[first + 1 :]], arrival)
+    poses[highs[-1]], poses_met[highs[-1]] = arrivals[len(later) - 1], arrived_met[len(later) - 1]
     frames.keep(followed, poses, poses_met)
     return joins
 
 
 def _spread_joins(frames: _Frames, followed: Rows, joins: list) -> None:
-    """Turn each joint of a segment by a growing share of its join's difference (``_polish``
-    solves those frames again warm from there)."""
+    """Spread each join's difference over its segments, from one pivot to the next: each
+    joint of a frame is turned by a share of it growing with the frame's place between the
+    pivots, towards the other half's pose before the meeting, towards the forward arrival
+    from there on; both meet on the geodesic between the two poses at the meeting frame
+    (``_polish`` solves those frames again warm from there)."""
     poses, corrected = frames.rotations[followed], []
-    for first, last, arrival in joins:
-        if pose_distance(arrival, poses[last]) <= JUMP_SLACK or last - first < 2:
+    n = frames.chain.n_bones
+    for first, meeting, last, arrival in joins:
+        if pose_distance(arrival, poses[meeting]) <= JUMP_SLACK or last - first < 2:
             continue
         inside = np.arange(first + 1, last)
-        difference = quat.multiply(quat.conjugate(arrival), poses[last])  # per joint, bone frame
-        share = np.repeat(((inside - first) / (last - first))[:, None], frames.chain.n_bones, axis=1)
-        poses[inside] = quat.multiply(poses[inside], quat.slerp_from_identity(difference, share))
+        share = np.repeat(((inside - first) / (last - first))[:, None], n, axis=1)
+        forward = inside < meeting
+        towards_after = quat.multiply(quat.conjugate(arrival), poses[meeting])  # per joint, bone frame
+        towards_before = quat.multiply(quat.conjugate(poses[meeting]), arrival)
+        ahead, behind = inside[forward], inside[~forward]
+        poses[ahead] = quat.multiply(poses[ahead], quat.slerp_from_identity(towards_after, share[forward]))
+        poses[behind] = quat.multiply(poses[behind], quat.slerp_from_identity(towards_before, 1.0 - share[~forward]))
         corrected.append(inside)
     if corrected:
         inside = np.concatenate(corrected)
-        frames.rotations[followed[inside]] = poses[inside]  # solved by ``_polish``
+        frames.rotations[followed[inside]] = frames.chain.clamp_to_limits(poses[inside])  # solved by ``_polish``
 
 
 def _polish(frames: _Frames, followed: Rows) -> None:
@@ -304,7 +345,7 @@ def _fill_between(frames: _Frames, followed: Rows) -> None:
     poses, met = np.empty_like(guesses), np.zeros(between.size, dtype=bool)
     for rows, settings in ((neighbours_met, frames.warm_alone), (~neighbours_met, frames.tracking_miss)):
         if np.any(rows):
-            poses[rows], met[rows] = frames.solve_rows(between[rows], guesses[rows], None, settings)
+            poses[rows], met[rows] = frames.solve_rows(between[rows], guesses[rows], None, settings, inside_limits=False)
     again = np.nonzero(neighbours_met & ~met)[0]
     if again.size:
         nearer = np.where(between[again] - left[again] <= right[again] - between[again], left[again], right[again])
@@ -499,9 +540,9 @@ def solve_sequence(
     frames = _Frames(chain, goals, settings)
     if goals.count:
         followed = followed_frames(goals, chain.reach)
-        starts = segment_starts(goals, followed, chain.reach)
-        start_poses, start_met = _solve_starts(frames, followed[starts], start)
-        joins = _follow_segments(frames, followed, starts, start_poses, start_met)
+        plan = segments(goals, followed, chain.reach)
+        start_poses, start_met = _solve_starts(frames, followed[plan.pivots], start)
+        joins = _follow_segments(frames, followed, plan, start_poses, start_met)
         _spread_joins(frames, followed, joins)
         _polish(frames, followed)
         _bridge_misses(frames, followed)
@@ -511,4 +552,4 @@ def solve_sequence(
         _rescue_misses(frames)
         _settle_misses(frames)
         _repair_jumps(frames, np.arange(goals.count))
-    return finish_result(chain, goals, frames.rotations, frames.iterations, settings, frames.restarts)
+    return frames.result()

@@ -168,7 +168,22 @@ def solve(
     reference = (
         None if reference_rotations is None else initial_poses(chain, reference_rotations, goals.count, clamp=False)
     )
-    rotations, iterations, measured = run_method(chain, goals, rotations, settings, preferred)
+    return solve_from(chain, goals, rotations, reference=reference, preferred=preferred, settings=settings)
+
+
+def solve_from(
+    chain: Chain,
+    goals: Goals,
+    rotations: Array,
+    *,
+    settings: SolveSettings,
+    reference: Array | None = None,
+    preferred: Array | None = None,
+) -> SolveResult:
+    """:func:`solve` from (N, n, 4) start poses known to be inside the limits (answers of
+    earlier solves, as a shot's frames start from): nothing checked, clamped or broadcast.
+    ``reference`` and ``preferred``: (N, n, 4) or None."""
+    rotations, iterations, measured = run_method(chain, goals, np.array(rotations), settings, preferred)
     return _restarted_result(chain, goals, rotations, iterations, settings, reference, preferred, measured)
 
 

@@ -83,17 +83,33 @@ def test_followed_frames_step_at_most_a_follow_step(rng):
     assert len(followed) < len(targets) / 2  # a smooth path is not followed frame by frame
 
 
-def test_segment_starts_cover_the_travel(rng):
+def test_segments_cover_the_shot_both_ways_from_their_pivots(rng):
     chain = reference_chains.limited_chain(10)
     targets, _ = goal_path(chain, rng, 600, keys=12)
     goals = Goals.of(targets)
     followed = sequence_plan.followed_frames(goals, chain.reach)
-    starts = sequence_plan.segment_starts(goals, followed, chain.reach)
+    pivots, lows, highs = sequence_plan.segments(goals, followed, chain.reach)
+    assert len(pivots) >= 3
+    # The first segment starts at the first frame; each ends where the next begins.
+    assert pivots[0] == lows[0] == 0 and highs[-1] == len(followed) - 1
+    np.testing.assert_array_equal(highs[:-1], lows[1:])
+    assert np.all(lows[1:] < pivots[1:]) and np.all(pivots < highs)
     travel = np.concatenate(([0.0], np.cumsum(np.linalg.norm(np.diff(targets[followed], axis=0), axis=1))))
-    assert starts[0] == 0 and len(starts) >= 3
-    segment = sequence_plan.SEGMENT_TRAVEL * chain.reach
-    assert np.all(np.diff(travel[starts]) >= segment - 1e-12)
-    assert travel[-1] - travel[starts[-1]] >= 0.5 * segment - 1e-12
+    assert np.all(np.diff(travel[pivots]) >= sequence_plan.SEGMENT_TRAVEL * chain.reach - 1e-12)
+    assert np.all(np.diff(pivots) <= sequence_plan.MAX_PIVOT_STEPS + 1)
+    # Halves about as long as each other: each is one batched follow step per frame.
+    halves = np.concatenate((highs - pivots, (pivots - lows)[1:]))
+    assert halves.max() <= 2 * halves.min() + 1
+
+
+def test_only_a_short_shot_is_one_segment():
+    chain = reference_chains.limited_chain(10)
+    for count, one in ((sequence_plan.ONE_PIECE_STEPS, True), (2 * sequence_plan.ONE_PIECE_STEPS, False)):
+        # Far apart goals: travel alone would cut even the short shot.
+        goals = Goals.of(np.arange(count)[:, None] * np.array([chain.reach, 0.0, 0.0]))
+        pivots, lows, highs = sequence_plan.segments(goals, np.arange(count), chain.reach)
+        assert (len(pivots) == 1) == one
+        assert pivots[0] == lows[0] == 0 and highs[-1] == count - 1
 
 
 def test_segments_followed_side_by_side_join_smoothly(rng, record_property):
@@ -141,7 +157,7 @@ def test_refollowing_every_segment_is_one_long_follow(rng, monkeypatch):
     goals = Goals.of(targets)
     followed = sequence_plan.followed_frames(goals, chain.reach)
     monkeypatch.undo()
-    assert len(sequence_plan.segment_starts(goals, followed, chain.reach)) >= 3
+    assert len(sequence_plan.segments(goals, followed, chain.reach).pivots) >= 3
     np.testing.assert_allclose(segmented.rotations, single.rotations, atol=1e-9)
 
 
