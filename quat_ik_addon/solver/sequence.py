@@ -7,20 +7,23 @@ sweep fast through its null space (a curled chain reaching past its own axis tur
 bend plane within a few frames when solved from rest every frame). Done frame by frame that
 is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
 
-1. Segment starts are solved one after another, each warm from the one before (the first
-   from the start pose): a coarse follow of the shot.
-2. The followed frames of every segment are solved from its start, all segments side by side
-   (one batched solve per step). Steps 1 and 2 solve to ``COARSE_TOLERANCE`` only, one DLS
+1. Segment pivots are solved one after another, each warm from the one before (the first,
+   the shot's first frame, from the start pose): a coarse follow of the shot.
+2. Every segment is followed from its pivot both ways, backwards to the frame where the
+   segment before ends and forwards to where the next begins, all halves side by side (one
+   batched solve per step). Steps 1 and 2 solve to ``COARSE_TOLERANCE`` only, one DLS
    iteration a step where the full tolerance took two; step 3 finishes them in one batch.
-3. Joins: a segment arrives at the next segment's start in another posture than that start's
-   own answer (a redundant chain's posture depends on its history). A small difference is
-   spread over the segment: each joint is turned by a growing share of it (and the frames
-   are solved again warm from there below), so the joints move a little more per frame
-   instead of jumping. From the first join that cannot be spread (more than ``REFOLLOW_ANGLE``, or
-   faster than the segment's own motion) the shot is followed on from that arrival: the
-   later starts are solved again from it and the later segments followed again, side by
-   side (at most ``MAX_ROUNDS`` times; a join left after that is a jump for step 6). Then
-   every followed frame is finished to the full tolerance, all in one batch.
+3. Joins: where two segments meet, the forward half arrives in another posture than the
+   next segment's backward half (a redundant chain's posture depends on its history). A
+   small difference is spread from one pivot to the next: each joint is turned by a share
+   of it growing with the frame's place between them (and the frames are solved again warm
+   from there below), so the joints move a little more per frame instead of jumping. From
+   the first join that cannot be spread (more than ``REFOLLOW_ANGLE``, or faster than the
+   two halves' own motion) the shot is followed on from that arrival: the next segment
+   starts there, forwards only, the later pivots are solved again from it and the later
+   segments followed again, side by side (at most ``MAX_ROUNDS`` times; a join left after
+   that is a jump for step 6). Then every followed frame is finished to the full
+   tolerance, all in one batch.
 4. Following never restarts: where it misses a goal, it tracks the closest miss with a few
    iterations a frame. Then each stretch of missed followed frames is probed with restarts,
    all in one batch (its first frame, where a branch may have ended at a limit, every
@@ -194,8 +197,8 @@ class _Frames:
 
 
 def _solve_starts(frames: _Frames, start_frames: Rows, start: Array) -> tuple[Array, NDArray[np.bool_]]:
-    """Segment starts solved one after another, each warm from the one before (after a start
-    that missed its goal, tracking the miss)."""
+    """Segment pivots solved one after another, each warm from the one before (after one that
+    missed its goal, tracking the miss)."""
     poses = np.zeros((len(start_frames), frames.chain.n_bones, 4))
     met = np.zeros(len(start_frames), dtype=bool)
     previous, settings = start, frames.coarse_full
