@@ -2,9 +2,9 @@
 
 Used by the reader (current rotation), the pose writer (one value) and the baker (a whole
 sequence). Sequences stay continuous so keyframe interpolation never takes the long way:
-quaternions keep one hemisphere frame to frame, Euler angles come from
-``Quaternion.to_euler(order, previous)`` (Blender's own compatible-Euler rule, which also
-unwraps 2π), axis-angle keeps its axis on the previous side and unwraps its angle.
+quaternions keep one hemisphere frame to frame, Euler angles follow Blender's own
+compatible-Euler rule (``Quaternion.to_euler(order, previous)``, in numpy for whole sequences:
+``euler_curves``), axis-angle keeps its axis on the previous side and unwraps its angle.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from mathutils import Euler, Quaternion
+from mathutils import Quaternion
+
+from .euler_curves import euler_curves
 
 EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 ROTATION_MODES = ("QUATERNION", *EULER_ORDERS, "AXIS_ANGLE")
@@ -87,10 +89,4 @@ def channel_values(mode: str, quaternions: np.ndarray, previous=None) -> np.ndar
         return continuous_quaternions(quaternions, None if previous is None else np.asarray(previous, dtype=float))
     if mode == "AXIS_ANGLE":
         return _axis_angles(quaternions, None if previous is None else np.asarray(previous, dtype=float))
-    compat = Euler(previous, mode) if previous is not None else None
-    out = np.empty((len(quaternions), 3))
-    for i, q in enumerate(quaternions):
-        euler = Quaternion(q).to_euler(mode, compat) if compat is not None else Quaternion(q).to_euler(mode)
-        out[i] = euler
-        compat = euler
-    return out
+    return euler_curves(quaternions, mode, previous)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from quat_ik_addon.blender.euler_curves import both_triples, euler_curves
 from quat_ik_addon.blender.keyframes import simplify
 from quat_ik_addon.blender.locks import EULER_ORDERS, LockedEulerJoint, euler_to_quaternion, quaternion_to_euler
 from quat_ik_addon.solver import quaternion as quat
@@ -31,6 +32,35 @@ def test_euler_matches_blenders_convention_and_round_trips(order: str) -> None:
         q = euler_to_quaternion(euler, order)
         assert np.allclose(quat.to_matrix(q), expected, atol=1e-12)
         assert np.allclose(quaternion_to_euler(q, order), euler, atol=1e-9)
+
+
+def tumbling_path(rng, frames: int) -> np.ndarray:
+    """(F, 4) a rotation turning about a wandering axis, several whole turns, through every
+    gimbal lock, with random signs (q and −q alike)."""
+    speeds = rng.normal(size=(frames, 3)) * 0.02 + np.array([0.09, 0.05, 0.07])
+    q = np.empty((frames, 4))
+    q[0] = quat.normalize(rng.normal(size=4))
+    for f in range(1, frames):
+        q[f] = quat.normalize(quat.multiply(quat.from_rotation_vector(speeds[f]), q[f - 1]))
+    return q * rng.choice([-1.0, 1.0], size=(frames, 1))
+
+
+@pytest.mark.parametrize("order", EULER_ORDERS)
+def test_euler_curves_are_the_rotations_and_never_jump(order: str) -> None:
+    rng = np.random.default_rng(3)
+    q = tumbling_path(rng, 600)
+    for triple in both_triples(q, order):
+        assert np.allclose(quat.angle_between(euler_to_quaternion(triple, order), q), 0.0, atol=1e-7)
+    for previous in (None, np.array([7.0, -9.5, 13.0])):
+        curves = euler_curves(q, order, previous)
+        assert np.allclose(quat.angle_between(euler_to_quaternion(curves, order), q), 0.0, atol=1e-7)
+        # A frame turns the bone by at most ~0.14 rad: a key-to-key step of more than a
+        # quarter turn on one channel would be a jump between triples or by a whole turn.
+        steps = np.abs(np.diff(curves if previous is None else np.vstack((previous, curves)), axis=0))
+        assert np.max(steps[1:]) < 0.5 * np.pi
+        if previous is not None:  # continued from the value before, whole turns and all
+            assert np.max(steps[0]) < np.pi
+    assert euler_curves(q[:0], order).shape == (0, 3)
 
 
 def test_locked_euler_joint_keeps_locked_angles_exactly() -> None:

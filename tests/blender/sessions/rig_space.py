@@ -11,6 +11,7 @@ argv: WORKDIR
 import math
 
 import bpy
+import mathutils
 import numpy as np
 
 from tests.blender.sessions.common import (
@@ -60,6 +61,21 @@ for mode in rotation_modes.ROTATION_MODES:
     bpy.ops.object.mode_set(mode="OBJECT")
     ob.hide_set(True)
     target.hide_set(True)
+
+# A baked sequence's Euler curves are Blender's own compatible Eulers, computed in numpy.
+euler_curves = submodule("euler_curves")
+rng = np.random.default_rng(5)
+turns = np.cumsum(rng.normal(size=(300, 3)) * 0.03 + 0.06, axis=0)
+sequence = np.array([mathutils.Euler(angles, "XYZ").to_quaternion() for angles in turns])
+for order in rotation_modes.EULER_ORDERS:
+    previous = mathutils.Euler((6.5, -3.0, 0.2), order)
+    ours = euler_curves.euler_curves(sequence, order, tuple(previous))
+    theirs = []
+    for q in sequence:
+        previous = mathutils.Quaternion(q).to_euler(order, previous)
+        theirs.append(tuple(previous))
+    difference = float(np.max(np.abs(ours - np.array(theirs))))
+    checks.check(f"{order}: Euler curves equal Quaternion.to_euler(order, previous)", difference < 1e-4, difference)
 
 # Bake a full turn: the root bone spins about the world Z axis, Euler curves must unwrap.
 scene.frame_start, scene.frame_end = 1, 48
