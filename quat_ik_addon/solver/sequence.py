@@ -150,8 +150,9 @@ class _Frames:
         np.add.at(self.iterations, frames, result.iterations)
         np.add.at(self.restarts, frames, result.restarts)
         self.answers[frames] = result.rotations
-        for known, measured in zip(self.answer_errors, (result.position_error, result.orientation_error, result.effector)):
-            known[frames] = measured
+        measured = (result.position_error, result.orientation_error, result.effector)
+        for known, of_rows in zip(self.answer_errors, measured, strict=True):
+            known[frames] = of_rows
         return result.rotations, result.converged
 
     def result(self) -> SolveResult:
@@ -160,7 +161,8 @@ class _Frames:
         stale = np.nonzero(np.any(self.rotations != self.answers, axis=(1, 2)))[0]
         if stale.size:
             self.rotations[stale] = normalised(self.rotations[stale])
-            for known, fresh in zip(measured, goal_errors(self.chain, self.goals.take(stale), self.rotations[stale])):
+            fresh_errors = goal_errors(self.chain, self.goals.take(stale), self.rotations[stale])
+            for known, fresh in zip(measured, fresh_errors, strict=True):
                 known[stale] = fresh
         return finish_result(
             self.chain, self.goals, self.rotations, self.iterations, self.settings, self.restarts, measured
@@ -348,7 +350,9 @@ def _fill_between(frames: _Frames, followed: Rows) -> None:
     poses, met = np.empty_like(guesses), np.zeros(between.size, dtype=bool)
     for rows, settings in ((neighbours_met, frames.warm_alone), (~neighbours_met, frames.tracking_miss)):
         if np.any(rows):
-            poses[rows], met[rows] = frames.solve_rows(between[rows], guesses[rows], None, settings, inside_limits=False)
+            poses[rows], met[rows] = frames.solve_rows(
+                between[rows], guesses[rows], None, settings, inside_limits=False
+            )
     again = np.nonzero(neighbours_met & ~met)[0]
     if again.size:
         nearer = np.where(between[again] - left[again] <= right[again] - between[again], left[again], right[again])
