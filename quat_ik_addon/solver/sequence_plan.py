@@ -92,7 +92,7 @@ def segments(goals: Goals, followed: Rows, reach: float) -> Segments:
         return one
     steps = np.linalg.norm(np.diff(goals.positions[followed], axis=0), axis=1)
     travel = np.concatenate(([0.0], np.cumsum(steps)))
-    balanced = round((np.sqrt(2.0 * len(followed) / START_COST) + 1.0) / 2.0)
+    balanced = round(float(np.sqrt(2.0 * len(followed) / START_COST) + 1.0) / 2.0)
     balanced = max(balanced, int(np.ceil((len(followed) / (0.5 * MAX_PIVOT_STEPS) + 1.0) / 2.0)))
     by_travel = int((travel[-1] / (SEGMENT_TRAVEL * reach) + 1.0) / 2.0)
     for count in range(min(balanced, by_travel), 1, -1):
