@@ -36,7 +36,10 @@ is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
    with a full budget.
 6. Where the pose still jumps between frames that both met their goals, the new branch is
    carried backwards until it meets the old one (all such carries side by side), which
-   removes the jump whenever the new branch reaches back that far.
+   removes the jump whenever the new branch reaches back that far; else the old branch is
+   carried on. Two branches of a redundant chain may run side by side and never meet: then
+   the jump is blended over the carried frames, the pose leaving the old branch for the new
+   one a little more each frame, every frame solved warm again.
 
 Carrying a branch from a neighbouring frame gets ``NEIGHBOUR_ITERATIONS``: a goal one frame
 on is met in a few iterations or the branch has ended, and finding that out must be cheap.
@@ -45,6 +48,7 @@ on is met in a few iterations or the branch has ended, and finding that out must
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -82,6 +86,7 @@ MAX_ROUNDS = 3  # times the shot is followed on from a failed join at most
 COARSE_TOLERANCE = 0.02
 COARSE_TURN = np.radians(1.0)
 CARRY_FRAMES = 30  # a new branch is carried back this many frames at most (further, it rarely joins)
+BLEND_ROUNDS = 3  # rounds of step 6 while a blend waits for an overlapping one
 
 
 def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
@@ -474,12 +479,22 @@ def _settle_misses(frames: _Frames) -> None:
     frames.keep(missed[closer], settled.rotations[closer], settled.converged[closer])
 
 
-def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> NDArray[np.bool_]:
+class _RanOut(NamedTuple):
+    """A carry that met every goal for ``CARRY_FRAMES`` without meeting the old branch."""
+
+    jump: int  # position in ``order`` of the frame after the jump
+    origin: int  # position carried from (beside the jump)
+    frames: Rows  # the carried frames, nearest first
+    poses: Array
+    beyond: int  # the frame past the far end
+
+
+def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> tuple[NDArray[np.bool_], list[_RanOut]]:
     """Carry the pose at each position ``origins`` along ``order`` in ``direction`` (−1 or +1),
     all side by side, at most ``CARRY_FRAMES``, until it meets the pose already there (within
     twice the carried branch's own speed) or reaches the end of the shot: then the carried
     frames are kept and no jump is left. A carry that misses a goal on the way changes
-    nothing. Returns which carries were kept."""
+    nothing. Returns which carries were kept, and those that ran out (for ``_blend_jumps``)."""
     rotations = frames.rotations
     behind = np.clip(origins - direction, 0, len(order) - 1)  # the carried branch's own last step
     speed = pose_distance(rotations[order[origins]], rotations[order[behind]]) / np.maximum(
@@ -488,11 +503,24 @@ def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> NDArr
     position, previous = origins + direction, rotations[order[origins]].copy()
     carried: list[list] = [[] for _ in origins]
     kept = np.zeros(len(origins), dtype=bool)
+    ran_out = []
 
     def within_reach(carriers: Rows) -> Rows:
         inside = (position[carriers] >= 0) & (position[carriers] < len(order))
         carriers = carriers[inside]
-        return carriers[np.abs(order[position[carriers]] - order[origins[carriers]]) <= CARRY_FRAMES]
+        near = np.abs(order[position[carriers]] - order[origins[carriers]]) <= CARRY_FRAMES
+        for carrier in carriers[~near]:
+            origin = int(origins[carrier])
+            ran_out.append(
+                _RanOut(
+                    jump=origin if direction < 0 else origin + 1,
+                    origin=origin,
+                    frames=np.array([frame for frame, _ in carried[carrier]]),
+                    poses=np.array([pose for _, pose in carried[carrier]]),
+                    beyond=int(order[position[carrier]]),
+                )
+            )
+        return carriers[near]
 
     going = within_reach(np.arange(len(origins)))
     while going.size:
@@ -512,7 +540,60 @@ def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> NDArr
         going = going[~joined]
         position[going] += direction
         going = within_reach(going)
-    return kept
+    return kept, ran_out
+
+
+def _blend_jumps(frames: _Frames, order: Rows, carries: list[_RanOut]) -> set[int]:
+    """Where a carried branch runs beside the old one without meeting it (a redundant chain
+    has many, each continuous), the jump is spread over the carried frames instead: a walker
+    starts past the carry's far end on the old branch and steps towards the jump, each frame
+    warm from the one before turned a share of the way to the carried pose there (all the
+    way at the jump), so it leaves the old branch for the new one gradually. All walkers side
+    by side. Kept per carry when every step meets its goal and the pose turns no faster than
+    twice the carried branch's own speed plus the jump's share per frame. A window
+    overlapping one kept before waits: returns the jumps (positions) that wait.
+
+    (Not for a switch between branches on missed goals: the postures between two closest
+    misses miss by far more than either, checked on the bench rigs, so there the jump stays.)
+    """
+    if not carries:
+        return set()
+    rotations = frames.rotations
+    lengths = np.array([len(carry.frames) for carry in carries])
+    window = np.concatenate([carry.frames for carry in carries])
+    carried_poses = np.concatenate([carry.poses for carry in carries])
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    walker = rotations[[carry.beyond for carry in carries]].copy()
+    walked, walked_met = np.empty_like(carried_poses), np.ones(len(window), dtype=bool)
+    for step in range(int(np.max(lengths))):
+        going = np.nonzero(step < lengths)[0]
+        left = lengths[going] - 1 - step  # frames between this one and the jump
+        rows = offsets[going] + left  # walking from the far end towards the jump
+        towards = quat.multiply(quat.conjugate(walker[going]), carried_poses[rows])
+        start = quat.multiply(walker[going], quat.slerp_from_identity(towards, 1.0 / (left[:, None] + 1.0)))
+        start = frames.chain.clamp_to_limits(start)
+        walker[going], walked_met[rows] = frames.solve_rows(window[rows], start, None, frames.neighbour)
+        walked[rows] = walker[going]
+    changed = np.zeros(len(rotations), dtype=bool)  # windows kept so far: one blend per frame
+    waiting = set()
+    for carry, start, end in zip(carries, offsets[:-1], offsets[1:], strict=True):
+        beside = order[carry.origin]
+        if np.any(changed[[beside, *carry.frames, carry.beyond]]):
+            waiting.add(carry.jump)
+            continue
+        if not np.all(walked_met[start:end]):
+            continue
+        path_frames = np.concatenate(([beside], carry.frames, [carry.beyond]))
+        path = np.concatenate((rotations[[beside]], walked[start:end], rotations[[carry.beyond]]))
+        gaps = np.abs(np.diff(path_frames))
+        speed = pose_distance(path[1:], path[:-1]) / gaps
+        own = np.concatenate((rotations[[beside]], carry.poses))
+        allowed = np.max(pose_distance(own[1:], own[:-1]) / gaps[:-1])
+        allowed += pose_distance(rotations[beside], rotations[carry.frames[0]]) / np.sum(gaps)
+        if np.max(speed) <= 2.0 * allowed + JUMP_SLACK:
+            frames.keep(carry.frames, walked[start:end], walked_met[start:end])
+            changed[carry.frames] = True
+    return waiting
 
 
 def _repair_jumps(frames: _Frames, order: Rows) -> None:
@@ -520,13 +601,27 @@ def _repair_jumps(frames: _Frames, order: Rows) -> None:
     between frames that both met their goals (a miss on either side is where the goal leaves
     or enters reach, and ``_walk_out`` has carried the branch that reaches there), the new
     branch is carried backwards; where it ends on the way, the old branch is carried on
-    instead (a probe may have found a branch of its own where the old one still reaches)."""
-    jumps = jump_positions(frames.rotations[order], order)
-    jumps = jumps[frames.met[order[jumps]] & frames.met[order[jumps - 1]]]
-    if jumps.size:
-        failed = jumps[~_carry(frames, order, jumps, -1)]
-        if failed.size:
-            _carry(frames, order, failed - 1, +1)
+    instead (a probe may have found a branch of its own where the old one still reaches).
+    A carry that runs beside the old branch without meeting it is blended in
+    (``_blend_jumps``; again where a blend waited for one beside it, at most
+    ``BLEND_ROUNDS`` times)."""
+    tried: set[int] = set()  # jumps (positions) whose carries and blends failed: not tried again
+    for _ in range(BLEND_ROUNDS):
+        jumps = jump_positions(frames.rotations[order], order)
+        jumps = jumps[frames.met[order[jumps]] & frames.met[order[jumps - 1]]]
+        jumps = np.array([jump for jump in jumps if jump not in tried], dtype=np.intp)
+        if not jumps.size:
+            return
+        kept, carries_back = _carry(frames, order, jumps, -1)
+        failed = jumps[~kept]
+        kept, carries_on = _carry(frames, order, failed - 1, +1)
+        failed = set(failed[~kept].tolist())
+        waiting = _blend_jumps(frames, order, [carry for carry in carries_back if carry.jump in failed])
+        left = failed.intersection(jump_positions(frames.rotations[order], order).tolist()) - waiting
+        waiting |= _blend_jumps(frames, order, [carry for carry in carries_on if carry.jump in left])
+        if not waiting:
+            return
+        tried |= failed - waiting
 
 
 def solve_sequence(

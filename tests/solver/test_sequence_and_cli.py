@@ -229,6 +229,40 @@ def test_a_branch_change_between_frames_that_reach_is_carried_away(seed):
     assert np.max(chain.limit_violation(frames.rotations)) < 1e-9
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_branch_running_beside_the_old_one_is_blended_in(seed):
+    """Half a shot on another branch of a very redundant chain (3 ball joints for a position
+    goal): the two branches run side by side and never meet, so no carry removes the jump.
+    It is spread over the 30 frames before it instead: no jump is left, the joints turn no
+    faster than twice the branch's own motion plus the jump's share, every goal is still met
+    where it was, and frames outside the window are untouched."""
+    chain = reference_chains.elliptic_chain(3)
+    rng = np.random.default_rng(seed)
+    path = smooth_pose_path(chain, rng, 120, keys=3)
+    targets = chain.forward_kinematics(path).effector
+    settings = SolveSettings(method="dls", tolerance=1e-4)
+    old = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    new = solve_sequence(chain, targets, start_rotations=chain.random_poses(rng, 1)[0], settings=settings)
+    rotations = np.concatenate((old.rotations[:60], new.rotations[60:]))
+    met = np.concatenate((old.converged[:60], new.converged[60:]))
+    frames = sequence._Frames(chain, Goals.of(targets), settings)
+    frames.keep(np.arange(120), rotations, met)
+    every = np.arange(120)
+    assert list(sequence.jump_positions(rotations, every)) == [60]
+    jump = pose_distance(rotations[60], rotations[59])
+    own = np.max(np.delete(pose_distance(rotations[1:], rotations[:-1]), 59))
+    assert jump > 5.0 * own  # a jump worth blending: 29-80 degrees on these paths
+
+    sequence._repair_jumps(frames, every)
+
+    assert sequence.jump_positions(frames.rotations, every).size == 0
+    assert np.max(pose_distance(frames.rotations[1:], frames.rotations[:-1])) <= 2.0 * (own + jump / 31.0)
+    assert np.all(frames.met[met])
+    changed = np.nonzero(np.any(frames.rotations != rotations, axis=(1, 2)))[0]
+    assert changed.min() >= 60 - sequence.CARRY_FRAMES and changed.max() < 60 + sequence.CARRY_FRAMES
+    assert np.max(chain.limit_violation(frames.rotations)) < 1e-9
+
+
 def test_the_rigify_left_leg_shot_meets_every_goal():
     """The demo's rigify_human left leg, as its bake sees it (a real rig's limits and path):
     every frame reaches. (DLS keeping joints pressed through rejected steps left one frame
