@@ -99,6 +99,8 @@ def _orthonormal_rotation(m: np.ndarray) -> np.ndarray:
 def _invert(m: np.ndarray, what: str) -> np.ndarray:
     if not np.all(np.isfinite(m)):
         raise ChainError(f"The {what} contains NaN or infinity")
+    if len(m) > 1 and np.all(m == m[:1]):  # a still frame (the usual root): invert it once
+        return np.broadcast_to(_invert(m[:1], what), m.shape)
     det = np.linalg.det(m[..., :3, :3])
     if np.any(np.abs(det) < 1e-18):
         raise ChainError(f"The {what} has zero scale, so the chain cannot be solved in it")

@@ -178,6 +178,18 @@ def keyframes_foreach_get(points, name: str, array) -> None:
         array[i] = values[getattr(key, name)]
 
 
+def recalculate_handles(fcurve) -> None:
+    """Automatic handles from the key positions, for keys already in frame order.
+
+    ``keyframe_points.handles_recalc`` (4.2 and later) is ``FCurve.update`` without its sort:
+    half the time for 1,000 keys. 3.4 has only ``update``."""
+    points = fcurve.keyframe_points
+    if hasattr(points, "handles_recalc"):
+        points.handles_recalc()
+    else:
+        fcurve.update()
+
+
 def keyframes_foreach_set(points, name: str, array) -> None:
     """``points.foreach_set(name, array)`` that also writes handle types on Blender 3.4."""
     if FOREACH_HANDLE_TYPES or name not in _HANDLE_TYPES:

@@ -11,7 +11,7 @@ as uint8, the size of their DNA ``char``, so ``foreach_get``/``foreach_set`` cop
 instead of setting key by key (~10x faster); a curve without keys skips the attributes that
 ``keyframe_points.add`` already gives new keys (checked on the first key; selection flags are
 bits that ``foreach_set`` sets key by key, ~50 µs a curve) and the handle positions, which
-``FCurve.update`` recomputes for automatic handles anyway. New keys are selected, as keys
+recomputing the handles does for automatic handles anyway. New keys are selected, as keys
 that ``keyframe_insert`` makes are.
 """
 
@@ -55,8 +55,9 @@ _ADDED_KEY = {
     "select_left_handle": True,
     "select_right_handle": True,
 }
-# Derived from the key positions by ``FCurve.update`` for automatic handles (of two keys or
-# more): not worth writing into a curve whose keys are all new (their handle types are automatic).
+# Derived from the key positions by ``compat.recalculate_handles`` for automatic handles (of
+# two keys or more): not worth writing into a curve whose keys are all new (their handle
+# types are automatic).
 _DERIVED = ("handle_left", "handle_right")
 
 
@@ -164,11 +165,11 @@ def write_channels(
                     given_by_add = _given_by_add(points, interpolation)
                 skip = set(given_by_add)
                 if len(co) >= 2 and {"handle_left_type", "handle_right_type"} <= skip:
-                    skip.update(_DERIVED)  # (update leaves a lone key's handles as they are)
+                    skip.update(_DERIVED)  # (a lone key's handles are left as they are)
         for name, _width, _dtype in _KEY_ATTRIBUTES:
             if name not in skip:
                 compat.keyframes_foreach_set(points, name, merged[name].ravel())
-        fcurve.update()
+        compat.recalculate_handles(fcurve)  # the keys went in sorted
         written += len(co)
     return written
 

@@ -28,7 +28,9 @@ from .errors import ChainError
 from .rotation_modes import current_quaternion
 
 MIN_BONE_LENGTH = 1e-6
-SCALE_TOLERANCE = 1e-6
+# Keys baked with visual keying (nla.bake of Blender's IK) leave pose scales a few float32
+# steps off 1 (1.0000001, 0.9999996): noise, not a scale worth a warning.
+SCALE_TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True, eq=False)
