@@ -93,7 +93,7 @@ def joint_series(bone_names, chain, rotations: np.ndarray) -> list[JointSeries]:
     out = []
     for i, (name, limit) in enumerate(zip(bone_names, chain.limits, strict=True)):
         q = quat.normalize(rotations[:, i])
-        limit = getattr(limit, "inner", limit)  # partly locked Euler channels wrap the bone's limit
+        limit = getattr(limit, "inner", limit)  # partly locked channels wrap the bone's limit
         kind = type(limit).__name__
         if kind == "HingeJoint":
             rng = limit.angle_range

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from . import chain_solve, compat, input_sampling, keyframes, pose_solve, rig_reader, rotation_modes, runtime
+from . import chain_solve, compat, input_sampling, keyframes, locks, pose_solve, rig_reader, rotation_modes, runtime
 from .errors import ChainError
-from .locks import EULER_ORDERS
 
 DESTINATIONS = ("ACTIVE_ACTION", "NEW_ACTION", "NLA")
 
@@ -227,13 +226,13 @@ class Bake:
                 mode = pose_bone.rotation_mode
                 path, size = rotation_modes.data_path_and_size(mode)
                 previous = self._previous_values(action, pose_bone, path, size)
-                values = rotation_modes.channel_values(mode, solution.outcome.rotations[:, i], previous)
+                held = locks.HeldChannels.of(pose_bone)
+                values = held.restore(rotation_modes.channel_values(mode, solution.outcome.rotations[:, i], previous))
                 keep = np.arange(len(self.frames))
                 if settings.simplify:
                     keep = keyframes.simplify(self.frames, values, settings.simplify_tolerance)
-                locked = tuple(pose_bone.lock_rotation) if mode in EULER_ORDERS else (False,) * size
                 for index in range(size):
-                    if index < 3 and locked[index]:
+                    if held.locked[index]:
                         continue  # a locked channel keeps its value: no keys
                     channels.append(
                         keyframes.ChannelKeys(

@@ -1,17 +1,23 @@
-"""Locked rotation channels (``pose_bone.lock_rotation``) as joint limits.
+"""Locked rotation channels (``pose_bone.lock_rotation``) as joint limits, the way Blender's
+own transform tools read them (checked against Blender 3.4's rotate tool, tests/window):
 
-* Every channel locked (X, Y, Z; for axis-angle with ``lock_rotations_4d`` also W, its
-  angle): the bone keeps its current rotation. The reader folds that rotation
-  into the bone's rest frame and gives it a fixed joint; the writer never touches it.
+* Every channel locked (X, Y, Z; with ``lock_rotations_4d`` in quaternion or axis-angle mode
+  also W): the bone keeps its current rotation. The reader folds that rotation into the
+  bone's rest frame and gives it a fixed joint; the writer never touches it.
 * Some Euler channels locked: :class:`LockedEulerJoint` wraps the bone's limit and puts the
   locked angles back after every step, so the solved rotation has exactly those values.
-* Some quaternion or axis-angle channels locked: not applied. A locked quaternion component
-  is not a rotation constraint anyone can picture (Blender's own transform tools reinterpret
-  it), so the chain reports a warning instead of guessing.
+* Some quaternion or axis-angle channels locked, not 4D: Blender locks the rotation's XYZ
+  Euler angles instead (its transform tools convert, lock and convert back), so the same
+  :class:`LockedEulerJoint` in order XYZ applies.
+* Some channels locked in 4D (``lock_rotations_4d``): the locked raw values stay, the others
+  change, and the rotation is the normalised whole. :class:`LockedComponentsJoint` keeps the
+  solved rotation where raw values with those locked entries exist; :class:`HeldChannels`
+  writes them (the locked entries exactly, the rest scaled to match).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,13 +64,31 @@ def quaternion_to_euler(q: np.ndarray, order: str) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True, eq=False)
-class LockedEulerJoint:
-    """A joint limit whose Euler channels in ``locked`` keep ``values`` (radians, by axis).
+class _LockWrapper:
+    """What every lock wrapper does with its ``inner`` limit: apply it, then the lock (which
+    wins, so a locked value outside the inner limit stays locked)."""
 
-    Wraps the bone's own limit: each step and clamp applies it, then restores the locked
-    angles (the restore wins, so a locked value outside the inner limit stays locked).
-    """
+    def _lock(self, q: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def clamp(self, q: np.ndarray) -> np.ndarray:
+        return self._lock(self.inner.clamp(q))
+
+    def violation(self, q: np.ndarray) -> np.ndarray:
+        return self.inner.violation(q) + quat.angle_between(q, self._lock(q))
+
+    def step_towards(self, q: np.ndarray, *step_args) -> np.ndarray:
+        # Whatever the solver's step protocol passes (vector pairs, weights) goes to the inner limit.
+        return self._lock(self.inner.step_towards(q, *step_args))
+
+    def sample(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """Random poses for restarts: the inner limit's, locked."""
+        return self._lock(self.inner.sample(rng, count))
+
+
+@dataclass(frozen=True, eq=False)
+class LockedEulerJoint(_LockWrapper):
+    """A joint limit whose Euler channels in ``locked`` keep ``values`` (radians, by axis)."""
 
     inner: object
     order: str
@@ -78,29 +102,78 @@ class LockedEulerJoint:
                 euler[..., axis] = self.values[axis]
         return euler_to_quaternion(euler, self.order)
 
-    def clamp(self, q: np.ndarray) -> np.ndarray:
-        return self._lock(self.inner.clamp(q))
 
-    def violation(self, q: np.ndarray) -> np.ndarray:
-        return self.inner.violation(q) + quat.angle_between(q, self._lock(q))
+# The locked part of a 4D-locked rotation keeps at least this much along its held direction:
+# written out, the raw values are the rotation scaled by up to 1/RAY_FLOOR (Blender's own
+# rotate tool scales them without bound).
+RAY_FLOOR = 1e-3
 
-    def step_towards(self, q: np.ndarray, *step_args) -> np.ndarray:
-        # Whatever the solver's step protocol passes (vector pairs, weights) goes to the inner limit.
-        return self._lock(self.inner.step_towards(q, *step_args))
 
-    def sample(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        """Random poses for restarts: the inner limit's, with the locked angles restored."""
-        return self._lock(self.inner.sample(rng, count))
+@dataclass(frozen=True, eq=False)
+class LockedComponentsJoint(_LockWrapper):
+    """4D locks: rotations q (either sign) whose ``locked`` components (w, x, y, z) are a
+    positive multiple of ``values`` there, i.e. those of some raw quaternion with exactly the
+    locked entries, normalised. ``angle``: axis-angle's locked angle, where the rotation is
+    cos(θ/2) + sin(θ/2)·â and the locks on x, y, z hold the raw axis's entries (the axis is
+    q's vector part up to sign, so the same positive-multiple rule applies to it).
+
+    The lock moves q to the nearest such rotation by projecting the locked part onto its
+    ray (onto zero where the locked values are zero) for q and −q, keeping the closer.
+    """
+
+    inner: object
+    locked: tuple[bool, bool, bool, bool]
+    values: tuple[float, float, float, float]
+    angle: float | None = None
+
+    @staticmethod
+    def _ray(part: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """Locked entries ``part`` (…, k) moved onto the ray of their ``held`` values (k,), or
+        onto zero where those are zero."""
+        length = float(np.linalg.norm(held))
+        if length < 1e-12:
+            return np.zeros_like(part)
+        direction = held / length
+        along = np.maximum(part @ direction, RAY_FLOOR)
+        return along[..., None] * direction
+
+    def _candidate(self, p: np.ndarray) -> np.ndarray:
+        locked, held = np.array(self.locked), np.asarray(self.values, dtype=float)
+        if self.angle is None:
+            p = p.copy()
+            p[..., locked] = self._ray(p[..., locked], held[locked])
+            return _unit_or(p, np.eye(4)[int(np.argmin(locked))])
+        axis = _unit_or(p[..., 1:], np.array([0.0, 1.0, 0.0]))
+        on_axis = locked[1:]
+        if on_axis.any():
+            axis[..., on_axis] = self._ray(axis[..., on_axis], held[1:][on_axis])
+            axis = _unit_or(axis, np.eye(3)[int(np.argmin(on_axis))])
+        half = 0.5 * self.angle
+        return np.concatenate((np.full((*axis.shape[:-1], 1), math.cos(half)), math.sin(half) * axis), axis=-1)
+
+    def _lock(self, q: np.ndarray) -> np.ndarray:
+        q = quat.normalize(q)
+        plus, minus = self._candidate(q), self._candidate(-q)
+        closer = np.abs(np.einsum("...i,...i->...", plus, q)) >= np.abs(np.einsum("...i,...i->...", minus, q))
+        return np.where(closer[..., None], plus, minus)
+
+
+def _unit_or(v: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Rows of ``v`` normalised; rows of (almost) zero length become ``fallback``."""
+    length = np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.where(length > 1e-12, v / np.maximum(length, 1e-300), fallback)
+
+
+def _is_4d(pose_bone) -> bool:
+    return pose_bone.rotation_mode in ("QUATERNION", "AXIS_ANGLE") and pose_bone.lock_rotations_4d
 
 
 def _all_locked(pose_bone) -> bool:
     if not all(pose_bone.lock_rotation):
         return False
-    # A unit quaternion with x, y, z fixed cannot turn, W locked or not; an axis-angle with a
-    # fixed axis still turns about it unless its angle (W, in 4D locking) is locked too.
-    if pose_bone.rotation_mode == "AXIS_ANGLE" and pose_bone.lock_rotations_4d:
-        return bool(pose_bone.lock_rotation_w)
-    return True
+    # Locked 4D, x, y and z fix only the axis (a raw quaternion or axis-angle still turns
+    # about it with W free); otherwise they fix the Euler angles, so the rotation.
+    return bool(pose_bone.lock_rotation_w) if _is_4d(pose_bone) else True
 
 
 def held_rotation(pose_bone):
@@ -112,16 +185,93 @@ def held_rotation(pose_bone):
     return current_quaternion(pose_bone)
 
 
-def apply_partial_locks(pose_bone, limit) -> tuple[object, str | None]:
-    """``limit`` wrapped to respect partly locked Euler channels; a warning where locks are ignored."""
-    locked = tuple(bool(v) for v in pose_bone.lock_rotation)
-    lock_w = pose_bone.rotation_mode not in EULER_ORDERS and pose_bone.lock_rotations_4d and pose_bone.lock_rotation_w
-    if not any(locked) and not lock_w:
-        return limit, None
-    if pose_bone.rotation_mode in EULER_ORDERS:
-        values = tuple(float(v) for v in pose_bone.rotation_euler)
-        return LockedEulerJoint(limit, pose_bone.rotation_mode, locked, values), None
-    return limit, (
-        f"partly locked rotation on '{pose_bone.name}' ({pose_bone.rotation_mode.lower().replace('_', '-')} mode) "
-        "is not applied: use an Euler rotation mode, lock every channel, or set a joint limit"
-    )
+def apply_partial_locks(pose_bone, limit):
+    """``limit`` wrapped to respect the bone's partly locked rotation channels (module docstring)."""
+    mode, locked = pose_bone.rotation_mode, tuple(bool(v) for v in pose_bone.lock_rotation)
+    if _is_4d(pose_bone):
+        locked_4d = (bool(pose_bone.lock_rotation_w), *locked)
+        if not any(locked_4d):
+            return limit
+        if mode == "QUATERNION":
+            return LockedComponentsJoint(limit, locked_4d, tuple(float(v) for v in pose_bone.rotation_quaternion))
+        angle, *axis = (float(v) for v in pose_bone.rotation_axis_angle)
+        return LockedComponentsJoint(limit, locked_4d, (0.0, *axis), angle if locked_4d[0] else None)
+    if not any(locked):
+        return limit
+    if mode in EULER_ORDERS:
+        return LockedEulerJoint(limit, mode, locked, tuple(float(v) for v in pose_bone.rotation_euler))
+    from .rotation_modes import current_quaternion
+
+    values = quaternion_to_euler(np.array(tuple(current_quaternion(pose_bone))), "XYZ")
+    return LockedEulerJoint(limit, "XYZ", locked, tuple(float(v) for v in values))
+
+
+@dataclass(frozen=True)
+class HeldChannels:
+    """Which channels of a bone's rotation property keep their values when it is written, and
+    those values: Euler channels that are locked, and in 4D quaternion or axis-angle mode the
+    locked raw entries (W first). Quaternion and axis-angle locks that are not 4D hold Euler
+    angles, not channels: every channel changes."""
+
+    mode: str
+    locked: tuple[bool, ...]
+    values: tuple[float, ...]
+
+    @classmethod
+    def of(cls, pose_bone) -> HeldChannels:
+        from .rotation_modes import current_values
+
+        mode, locked = pose_bone.rotation_mode, tuple(bool(v) for v in pose_bone.lock_rotation)
+        if _is_4d(pose_bone):
+            locked = (bool(pose_bone.lock_rotation_w), *locked)
+        elif mode not in EULER_ORDERS:
+            locked = (False,) * 4
+        return cls(mode, locked, current_values(pose_bone))
+
+    def restore(self, values: np.ndarray) -> np.ndarray:
+        """(F, k) channel values of solved rotations, rewritten so the held channels keep their
+        values exactly and the rotations stay the same."""
+        values = np.array(values, dtype=float)
+        locked, held = np.array(self.locked), np.asarray(self.values, dtype=float)
+        if not locked.any():
+            return values
+        if self.mode in EULER_ORDERS:
+            values[:, locked] = held[locked]
+        elif self.mode == "QUATERNION":
+            values = _scaled_to_held(values, locked, held)
+        else:
+            values = _axis_angle_held(values, locked, held)
+        return values
+
+
+def _scaled_to_held(raw: np.ndarray, locked: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """Rows of ``raw`` (a rotation each, up to sign and positive scale) scaled so their
+    ``locked`` entries equal ``held``'s (their normalised selves are unchanged)."""
+    target = held[locked]
+    squared = float(target @ target)
+    if squared > 1e-24:
+        along = raw[:, locked] @ target
+        raw = raw * (squared / np.where(np.abs(along) > 1e-300, along, 1e-300))[:, None]
+    raw[:, locked] = target
+    return raw
+
+
+def _axis_angle_held(values: np.ndarray, locked: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """Axis-angle rows (angle, axis) of solved rotations with the held angle and axis entries:
+    the rotation written as (−θ, −axis) where that matches them, whole turns added to the
+    angle, the axis scaled."""
+    angle, axis = values[:, 0], values[:, 1:]
+    if locked[0]:
+        # (θ, a) and (−θ, −a) are the same rotation; the locked angle says which is meant.
+        flip = np.abs(quat.wrap_angle(-angle - held[0])) < np.abs(quat.wrap_angle(angle - held[0]))
+    elif locked[1:].any():
+        flip = axis[:, locked[1:]] @ held[1:][locked[1:]] < 0.0
+    else:
+        flip = np.zeros(len(values), dtype=bool)
+    sign = np.where(flip, -1.0, 1.0)
+    angle, axis = sign * angle, sign[:, None] * axis
+    if locked[0]:
+        angle = np.full_like(angle, held[0])  # the same angle to rounding, up to whole turns
+    if locked[1:].any():
+        axis = _scaled_to_held(axis, locked[1:], held[1:])
+    return np.concatenate((angle[:, None], axis), axis=1)

@@ -1,8 +1,8 @@
 """Write solved rotations to the chain's pose bones, each in its own ``rotation_mode``.
 
 Values stay continuous with what the bone holds now (quaternion hemisphere, compatible
-Euler, axis-angle side), bones held by locked channels are never written, locked Euler
-channels keep their exact values, and nothing is written when nothing changed by more than
+Euler, axis-angle side), bones held by locked channels are never written, locked channels
+keep their exact values (``locks.HeldChannels``), and nothing is written when nothing changed by more than
 ``CHANGE_TOLERANCE`` (so a live re-solve to the same pose leaves the data untouched).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import rotation_modes
+from . import locks, rotation_modes
 from .rig_reader import ChainRig
 
 CHANGE_TOLERANCE = 1e-9
@@ -20,10 +20,8 @@ def bone_values(pose_bone, quaternion: np.ndarray) -> tuple[float, ...]:
     """Values of the bone's rotation property for ``quaternion``, continuous with its current value."""
     mode = pose_bone.rotation_mode
     previous = rotation_modes.current_values(pose_bone)
-    values = rotation_modes.channel_values(mode, quaternion[None, :], previous)[0]
-    if mode in rotation_modes.EULER_ORDERS:
-        values = np.where(np.array(pose_bone.lock_rotation), previous, values)
-    return tuple(float(v) for v in values)
+    values = rotation_modes.channel_values(mode, quaternion[None, :], previous)
+    return tuple(float(v) for v in locks.HeldChannels.of(pose_bone).restore(values)[0])
 
 
 def write_pose(rig: ChainRig, rotations: np.ndarray) -> bool:

@@ -226,9 +226,7 @@ def read_chain_rig(ob, chain) -> ChainRig:
             limit = FixedJoint()
             writable.append(False)
         else:
-            limit, lock_warning = locks.apply_partial_locks(pose_bone, limit)
-            if lock_warning:
-                warnings.append(lock_warning)
+            limit = locks.apply_partial_locks(pose_bone, limit)
             writable.append(True)
         rest_rotations.append(tuple(rest_rotation))
         limits.append(limit)

@@ -108,3 +108,14 @@ def test_ctrl_z_brings_back_the_previous_state(window_session, case: str) -> Non
     if case == "bake":
         assert "actions['RigAction'] changed" in undo["operator_changed"], undo["operator_changed"]
     assert undo["left_after_undo"] == "", f"after Ctrl+Z: {undo['left_after_undo']}"
+
+
+def test_blenders_rotate_tool_stays_where_our_locks_allow(window_session) -> None:
+    """Locked quaternion and axis-angle channels mean to the solver what they mean to
+    Blender's rotate tool: XYZ Euler angles held when not 4D, raw channels held in 4D."""
+    cases = window_session.results["rotate_tool_locks"]
+    assert len(cases) == 6, window_session.describe()
+    for case in cases:
+        assert case["moved_deg"] > 1.0, case  # the tool did turn the bone
+        assert case["tool_outside_deg"] < 1e-3, case  # float32 channels: rounding only
+        assert case["free_outside_deg"] > 1.0, case  # the same turn without locks is outside

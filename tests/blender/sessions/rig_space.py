@@ -126,6 +126,7 @@ pb["B0"].lock_rotation[1] = True
 pb["B1"].rotation_mode = "QUATERNION"
 pb["B1"].rotation_quaternion = (0.95, 0.2, 0.1, 0.2)
 pb["B1"].lock_rotation = (True, True, True)
+pb["B1"].lock_rotation_w = True  # 4D locking (the default): x, y, z alone leave a hinge about them
 held = tuple(pb["B1"].rotation_quaternion)
 solve(ob)
 chain = ob.quat_ik.chains[0]
@@ -142,12 +143,60 @@ checks.check(
     (effector_world(ob, "B2") - target.location).length < 1e-3,
     (effector_world(ob, "B2") - target.location).length,
 )
-pb["B2"].lock_rotation[0] = True  # quaternion: partial locks are not applied, and the chain says so
+# Quaternion and axis-angle locks, as Blender's rotate tool reads them: XYZ Euler angles,
+# or with lock_rotations_4d the raw channels themselves (tests/window checks the tool).
+pb["B2"].rotation_quaternion = (0.9, 0.3, -0.2, 0.25)
+pb["B2"].lock_rotation = (True, False, False)
+pb["B2"].lock_rotations_4d = False
+euler_before = pb["B2"].rotation_quaternion.to_euler("XYZ")
+target.location = (0.4, 0.9, 2.0)
 solve(ob)
+euler_after = pb["B2"].rotation_quaternion.to_euler("XYZ")
 checks.check(
-    "partial quaternion lock gives a warning on the chain",
-    "partly locked" in chain.status_message.lower(),
-    chain.status_message,
+    "quaternion lock on X keeps the XYZ Euler X angle, the rest turns",
+    abs(euler_after.x - euler_before.x) < 1e-6 and abs(euler_after.z - euler_before.z) > 1e-3,
+    (tuple(euler_before), tuple(euler_after)),
+)
+checks.check("a quaternion lock is no warning", not chain.status_message, chain.status_message)
+
+pb["B2"].lock_rotations_4d = True
+pb["B2"].lock_rotation = (True, True, False)
+raw_before = tuple(pb["B2"].rotation_quaternion)
+target.location = (-0.5, 0.6, 2.1)
+solve(ob)
+raw_after = tuple(pb["B2"].rotation_quaternion)
+checks.check(
+    "4D quaternion locks keep the raw X and Y exactly, W and Z change",
+    raw_after[1:3] == raw_before[1:3] and abs(raw_after[0] - raw_before[0]) + abs(raw_after[3] - raw_before[3]) > 1e-3,
+    (raw_before, raw_after),
+)
+pose_mode(ob)
+result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=6, destination="NEW_ACTION")
+fcurves = compat.all_action_fcurves(ob.animation_data.action)
+keyed = sorted(fc.array_index for fc in fcurves if fc.data_path == 'pose.bones["B2"].rotation_quaternion')
+checks.check("a bake keys only the channels 4D locks leave free", result == {"FINISHED"} and keyed == [0, 3], keyed)
+scene = bpy.context.scene
+scene.frame_set(3)
+checks.check(
+    "baked 4D-locked channels still hold their values",
+    tuple(pb["B2"].rotation_quaternion)[1:3] == raw_before[1:3],
+    tuple(pb["B2"].rotation_quaternion),
+)
+ob.animation_data.action = None
+
+pb["B2"].rotation_mode = "AXIS_ANGLE"
+pb["B2"].rotation_axis_angle = (0.6, 0.2, 0.9, -0.1)
+pb["B2"].lock_rotation = (False, False, False)
+pb["B2"].lock_rotation_w = True
+angle_before, *axis_before = pb["B2"].rotation_axis_angle
+target.location = (0.7, 0.7, 2.0)
+solve(ob)
+angle, *axis = pb["B2"].rotation_axis_angle
+turned = (mathutils.Vector(axis).normalized() - mathutils.Vector(axis_before).normalized()).length
+checks.check(
+    "4D axis-angle lock on W keeps the angle exactly, the axis turns",
+    angle == angle_before and turned > 1e-3,
+    tuple(pb["B2"].rotation_axis_angle),
 )
 
 # ---------------------------------------------------------------- unconnected bones, pose location and scale, effector offset

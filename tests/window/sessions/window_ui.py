@@ -18,6 +18,8 @@ events and redraws):
    (``quat_ik.limits_from_blender``) and "bake" (the modal bake the Bake button runs).
    Each compares ``scene_snapshot()`` (chains, limits, pose, keys, frame) before, after the
    operator and after Ctrl+Z.
+5. Blender's rotate tool on a bone with locked quaternion and axis-angle channels (4D and
+   not): where it leaves the rotation is what the add-on's locks allow there.
 
 Everything measured goes to ``OUT_DIR/results.json``; the test reads it and the PNGs. Python
 errors raised while Blender draws a panel are printed, not raised: the test scans the output.
@@ -35,6 +37,7 @@ from collections import Counter
 from pathlib import Path
 
 import bpy
+import numpy as np
 from mathutils import Euler, Vector
 
 from tests.blender.sessions.common import addon, scene_snapshot, snapshot_difference, submodule
@@ -322,6 +325,60 @@ def undo_cases():
     yield from undo_case("bake", keys_before_bake, modal_bake, bake_finished)
 
 
+# Lock settings for the rotate tool: (rotation mode, X/Y/Z locked, W locked, 4D).
+TOOL_LOCKS = [
+    ("QUATERNION", (True, False, False), False, False),  # not 4D: Blender locks the XYZ Euler X
+    ("AXIS_ANGLE", (True, True, False), False, False),
+    ("QUATERNION", (True, False, True), False, True),  # 4D: raw x and z
+    ("QUATERNION", (True, True, True), False, True),  # 4D, W free: a hinge about the held axis
+    ("AXIS_ANGLE", (False, False, False), True, True),  # 4D: the angle
+    ("AXIS_ANGLE", (False, True, False), True, True),
+]
+
+
+def rotate_tool_locks():
+    """Rotate the hand with Blender's own rotate tool under each lock setting and measure how
+    far the result is outside what the add-on allows there (``locks.apply_partial_locks``);
+    the tool's result without the locks shows the measure can fail."""
+    locks, rotation_modes = submodule("locks"), submodule("rotation_modes")
+    free_joint = sys.modules[f"{ADDON_MODULE}.solver.limits"].FreeJoint()
+    pose_bone = bpy.data.objects["Rig"].pose.bones["Hand"]
+    make_active("Hand")
+    start = (0.9, 0.3, -0.2, 0.25)
+    results["rotate_tool_locks"] = []
+    for mode, locked, lock_w, four_d in TOOL_LOCKS:
+        ends = []
+        for use_locks in (True, False):
+            pose_bone.rotation_mode = "QUATERNION"
+            pose_bone.rotation_quaternion = start
+            pose_bone.rotation_mode = mode  # Blender converts the rotation into the new mode
+            pose_bone.lock_rotation, pose_bone.lock_rotation_w = locked, lock_w
+            pose_bone.lock_rotations_4d = four_d
+            joint = locks.apply_partial_locks(pose_bone, free_joint)
+            if not use_locks:
+                pose_bone.lock_rotation, pose_bone.lock_rotation_w = (False,) * 3, False
+            with override():
+                for axis, angle in (("X", 0.4), ("Y", 0.3), ("Z", 0.5)):
+                    bpy.ops.transform.rotate(value=angle, orient_axis=axis, orient_type="GLOBAL")
+            ends.append(tuple(rotation_modes.current_quaternion(pose_bone)))
+        with_locks, without = np.array(ends[0]), np.array(ends[1])
+        moved = float(
+            np.degrees(2.0 * np.arccos(min(1.0, abs(float(np.dot(with_locks, start / np.linalg.norm(start)))))))
+        )
+        results["rotate_tool_locks"].append(
+            {
+                "setting": [mode, locked, lock_w, four_d],
+                "tool_outside_deg": float(np.degrees(joint.violation(with_locks[None])[0])),
+                "free_outside_deg": float(np.degrees(joint.violation(without[None])[0])),
+                "moved_deg": moved,
+            }
+        )
+    pose_bone.lock_rotation, pose_bone.lock_rotation_w = (False,) * 3, False
+    pose_bone.rotation_mode = "QUATERNION"
+    pose_bone.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    yield 0.2
+
+
 def set_addon_enabled(enabled: bool):
     operator = bpy.ops.preferences.addon_enable if enabled else bpy.ops.preferences.addon_disable
     results["enabled" if enabled else "disabled"] = sorted(operator(module=ADDON_MODULE))
@@ -339,6 +396,7 @@ def session():
     yield from screenshots("_disabled")
     yield from set_addon_enabled(True)
     yield from undo_cases()
+    yield from rotate_tool_locks()
 
 
 steps = session()
