@@ -127,26 +127,27 @@ class LockedComponentsJoint(_LockWrapper):
     angle: float | None = None
 
     @staticmethod
-    def _ray(part: np.ndarray, held: np.ndarray) -> np.ndarray:
-        """Locked entries ``part`` (…, k) moved onto the ray of their ``held`` values (k,), or
-        onto zero where those are zero."""
+    def _ray(part: np.ndarray, held: np.ndarray, whole: float) -> np.ndarray:
+        """Locked entries ``part`` (…, k) of unit vectors moved onto the ray of their ``held``
+        values (k,), or onto zero where those are zero (``whole``: the held vector's length;
+        the held rotation itself always stays allowed)."""
         length = float(np.linalg.norm(held))
         if length < 1e-12:
             return np.zeros_like(part)
         direction = held / length
-        along = np.maximum(part @ direction, RAY_FLOOR)
+        along = np.maximum(part @ direction, min(RAY_FLOOR, length / whole))
         return along[..., None] * direction
 
     def _candidate(self, p: np.ndarray) -> np.ndarray:
         locked, held = np.array(self.locked), np.asarray(self.values, dtype=float)
         if self.angle is None:
             p = p.copy()
-            p[..., locked] = self._ray(p[..., locked], held[locked])
+            p[..., locked] = self._ray(p[..., locked], held[locked], float(np.linalg.norm(held)))
             return _unit_or(p, np.eye(4)[int(np.argmin(locked))])
         axis = _unit_or(p[..., 1:], np.array([0.0, 1.0, 0.0]))
         on_axis = locked[1:]
         if on_axis.any():
-            axis[..., on_axis] = self._ray(axis[..., on_axis], held[1:][on_axis])
+            axis[..., on_axis] = self._ray(axis[..., on_axis], held[1:][on_axis], float(np.linalg.norm(held[1:])))
             axis = _unit_or(axis, np.eye(3)[int(np.argmin(on_axis))])
         half = 0.5 * self.angle
         return np.concatenate((np.full((*axis.shape[:-1], 1), math.cos(half)), math.sin(half) * axis), axis=-1)
