@@ -64,6 +64,17 @@ def quaternion_to_euler(q: np.ndarray, order: str) -> np.ndarray:
     return out
 
 
+def smallest_euler(q: np.ndarray, order: str) -> np.ndarray:
+    """(…, 3) Euler angles of (…, 4) quaternions: of the two triples, the one with the smaller
+    sum of absolute angles (Blender's ``quat_to_eul`` rule; ties keep the first)."""
+    from .euler_curves import both_triples  # it builds on this module's conversions
+
+    flat = np.asarray(q, dtype=float).reshape(-1, 4)
+    first, other = both_triples(flat, order)
+    better = np.sum(np.abs(first), axis=1) > np.sum(np.abs(other), axis=1)
+    return np.where(better[:, None], other, first).reshape(*np.shape(q)[:-1], 3)
+
+
 class _LockWrapper:
     """What every lock wrapper does with its ``inner`` limit: apply it, then the lock (which
     wins, so a locked value outside the inner limit stays locked)."""
@@ -88,15 +99,22 @@ class _LockWrapper:
 
 @dataclass(frozen=True, eq=False)
 class LockedEulerJoint(_LockWrapper):
-    """A joint limit whose Euler channels in ``locked`` keep ``values`` (radians, by axis)."""
+    """A joint limit whose Euler channels in ``locked`` keep ``values`` (radians, by axis).
+
+    ``smallest``: of a rotation's two Euler triples take the one with the smaller sum of
+    absolute angles, as Blender's quaternion-to-Euler conversion does (``mat3_normalized_to_eul``),
+    which its rotate tool locks for quaternion and axis-angle bones; else the one whose middle
+    angle is within ±90°.
+    """
 
     inner: object
     order: str
     locked: tuple[bool, bool, bool]
     values: tuple[float, float, float]
+    smallest: bool = False
 
     def _lock(self, q: np.ndarray) -> np.ndarray:
-        euler = quaternion_to_euler(q, self.order)
+        euler = quaternion_to_euler(q, self.order) if not self.smallest else smallest_euler(q, self.order)
         for axis in range(3):
             if self.locked[axis]:
                 euler[..., axis] = self.values[axis]
@@ -203,8 +221,8 @@ def apply_partial_locks(pose_bone, limit):
         return LockedEulerJoint(limit, mode, locked, tuple(float(v) for v in pose_bone.rotation_euler))
     from .rotation_modes import current_quaternion
 
-    values = quaternion_to_euler(np.array(tuple(current_quaternion(pose_bone))), "XYZ")
-    return LockedEulerJoint(limit, "XYZ", locked, tuple(float(v) for v in values))
+    values = smallest_euler(np.array(tuple(current_quaternion(pose_bone))), "XYZ")
+    return LockedEulerJoint(limit, "XYZ", locked, tuple(float(v) for v in values), smallest=True)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ argv: OUT_DIR
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -325,14 +326,18 @@ def undo_cases():
     yield from undo_case("bake", keys_before_bake, modal_bake, bake_finished)
 
 
-# Lock settings for the rotate tool: (rotation mode, X/Y/Z locked, W locked, 4D).
+# Lock settings for the rotate tool: (rotation mode, X/Y/Z locked, W locked, 4D, start).
+TURNED = (0.9, 0.3, -0.2, 0.25)
+# Its XYZ Euler triple with the middle angle within ±90° is not the smaller: Blender locks the other.
+FAR_TURNED = tuple(Euler((2.8, 0.3, 2.9), "XYZ").to_quaternion())
 TOOL_LOCKS = [
-    ("QUATERNION", (True, False, False), False, False),  # not 4D: Blender locks the XYZ Euler X
-    ("AXIS_ANGLE", (True, True, False), False, False),
-    ("QUATERNION", (True, False, True), False, True),  # 4D: raw x and z
-    ("QUATERNION", (True, True, True), False, True),  # 4D, W free: a hinge about the held axis
-    ("AXIS_ANGLE", (False, False, False), True, True),  # 4D: the angle
-    ("AXIS_ANGLE", (False, True, False), True, True),
+    ("QUATERNION", (True, False, False), False, False, TURNED),  # not 4D: Blender locks the XYZ Euler X
+    ("QUATERNION", (True, False, False), False, False, FAR_TURNED),
+    ("AXIS_ANGLE", (True, True, False), False, False, TURNED),
+    ("QUATERNION", (True, False, True), False, True, TURNED),  # 4D: raw x and z
+    ("QUATERNION", (True, True, True), False, True, TURNED),  # 4D, W free: a hinge about the held axis
+    ("AXIS_ANGLE", (False, False, False), True, True, TURNED),  # 4D: the angle
+    ("AXIS_ANGLE", (False, True, False), True, True, TURNED),
 ]
 
 
@@ -344,9 +349,8 @@ def rotate_tool_locks():
     free_joint = sys.modules[f"{ADDON_MODULE}.solver.limits"].FreeJoint()
     pose_bone = bpy.data.objects["Rig"].pose.bones["Hand"]
     make_active("Hand")
-    start = (0.9, 0.3, -0.2, 0.25)
     results["rotate_tool_locks"] = []
-    for mode, locked, lock_w, four_d in TOOL_LOCKS:
+    for mode, locked, lock_w, four_d, start in TOOL_LOCKS:
         ends = []
         for use_locks in (True, False):
             pose_bone.rotation_mode = "QUATERNION"
@@ -367,12 +371,17 @@ def rotate_tool_locks():
         )
         results["rotate_tool_locks"].append(
             {
-                "setting": [mode, locked, lock_w, four_d],
+                "setting": [mode, locked, lock_w, four_d, start],
                 "tool_outside_deg": float(np.degrees(joint.violation(with_locks[None])[0])),
                 "free_outside_deg": float(np.degrees(joint.violation(without[None])[0])),
                 "moved_deg": moved,
             }
         )
+        if getattr(joint, "smallest", False):  # Blender's Euler triple rule, against the other one
+            other_rule = dataclasses.replace(joint, smallest=False)
+            results["rotate_tool_locks"][-1]["other_triple_outside_deg"] = float(
+                np.degrees(other_rule.violation(with_locks[None])[0])
+            )
     pose_bone.lock_rotation, pose_bone.lock_rotation_w = (False,) * 3, False
     pose_bone.rotation_mode = "QUATERNION"
     pose_bone.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
