@@ -37,7 +37,9 @@ is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
 6. Where the pose still jumps between frames that both met their goals, the new branch is
    carried backwards until it meets the old one (all such carries side by side), which
    removes the jump whenever the new branch reaches back that far; else the old branch is
-   carried on. Two branches of a redundant chain may run side by side and never meet: then
+   carried on. A carry ends where it misses a goal or turns much faster than its branch
+   did (a branch's dead end, where DLS falls onto another: landing on the old branch that
+   way is no meeting). Two branches of a redundant chain may run side by side and never meet: then
    the jump is blended over the carried frames, the pose leaving the old branch for the new
    one a little more each frame, every frame solved warm again.
 
@@ -499,8 +501,8 @@ def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> tuple
     """Carry the pose at each position ``origins`` along ``order`` in ``direction`` (−1 or +1),
     all side by side, at most ``CARRY_FRAMES``, until it meets the pose already there (within
     twice the carried branch's own speed) or reaches the end of the shot: then the carried
-    frames are kept and no jump is left. A carry that misses a goal on the way changes
-    nothing. Returns which carries were kept, and those that ran out (for ``_blend_jumps``)."""
+    frames are kept and no jump is left. A carry that misses a goal on the way, or jumps,
+    changes nothing. Returns which carries were kept, and those that ran out (for ``_blend_jumps``)."""
     rotations = frames.rotations
     behind = np.clip(origins - direction, 0, len(order) - 1)  # the carried branch's own last step
     speed = pose_distance(rotations[order[origins]], rotations[order[behind]]) / np.maximum(
@@ -529,14 +531,22 @@ def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> tuple
         return carriers[near]
 
     going = within_reach(np.arange(len(origins)))
+    running = speed.copy()  # the carried branch's latest speed
     while going.size:
         steps = order[position[going]]
         poses, met = frames.solve_rows(steps, previous[going], None, frames.neighbour)
-        going, poses, steps = going[met], poses[met], steps[met]
-        previous[going] = poses
+        # A step that turns much faster than the branch did, and than the pose there does on
+        # its far side, has left the branch (DLS fell onto another where this one ends): the
+        # carry failed, as when it misses the goal.
+        gap = np.abs(steps - order[position[going] - direction])
+        beyond = order[np.clip(position[going] + direction, 0, len(order) - 1)]
+        there = pose_distance(rotations[steps], rotations[beyond]) / np.maximum(np.abs(beyond - steps), 1)
+        moved = pose_distance(poses, previous[going])
+        held = met & (moved <= 2.0 * np.maximum(running[going], there) * gap + JUMP_SLACK)
+        going, poses, steps, gap, moved = going[held], poses[held], steps[held], gap[held], moved[held]
+        previous[going], running[going] = poses, moved / gap
         for carrier, frame, pose in zip(going, steps, poses, strict=True):
             carried[carrier].append((frame, pose))
-        gap = np.abs(steps - order[position[going] - direction])
         at_end = (position[going] == 0) | (position[going] == len(order) - 1)
         joined = at_end | (pose_distance(poses, rotations[steps]) <= 2.0 * speed[going] * gap + JUMP_SLACK)
         for carrier in going[joined]:

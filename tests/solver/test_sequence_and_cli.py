@@ -279,6 +279,36 @@ def test_the_rigify_left_leg_shot_meets_every_goal():
     assert np.degrees(np.max(pose_distance(result.rotations[1:], result.rotations[:-1]))) < 25.0
 
 
+def test_a_carry_that_falls_onto_the_old_branch_is_no_join():
+    """The demo's human_arm (5 bones, position and orientation goals) where its solutions fold:
+    each branch ends one frame past the other, so solving frame j − 1 from the new branch's pose
+    at j lands back on the old branch (and the other way round). Carrying the new branch back
+    must count that as the carry failing, not as meeting the old branch: the frames stay as
+    they were (they used to be overwritten with the fallen-back poses and the jump kept)."""
+    shot = json.loads((REPO / "tests" / "solver" / "data" / "human_arm_fold_shot.json").read_text())
+    spec = Chain.from_rig_spec(load_rig_spec(REPO / "sample_rigs" / "human_arm.rig.json"), "arm.L")
+    rest_rotations, rest_offsets = spec.rest_rotations.copy(), spec.rest_offsets.copy()
+    rest_rotations[0], rest_offsets[0] = shot["root_rest_rotation"], shot["root_offset"]
+    chain = Chain(spec.bone_names, rest_rotations, rest_offsets, spec.lengths, spec.limits, spec.effector_offset)
+    goals = Goals(
+        positions=np.array(shot["positions"]),
+        orientations=np.array(shot["orientations"]),
+        orientation_weight=shot["orientation_weight"],
+    )
+    rotations = np.array(shot["rotations"])
+    every = np.arange(len(rotations))
+    frames = sequence._Frames(chain, goals, SolveSettings(tolerance=shot["tolerance"], restarts=2))
+    frames.keep(every, rotations, frames.miss(every, rotations) <= shot["tolerance"])
+    assert np.all(frames.met)
+    (jump,) = sequence.jump_positions(rotations, every)
+    assert np.degrees(pose_distance(rotations[jump], rotations[jump - 1])) > 10.0
+
+    for origin, direction in ((jump, -1), (jump - 1, +1)):
+        kept, ran_out = sequence._carry(frames, every, np.array([origin]), direction)
+        assert not kept[0] and not ran_out
+    np.testing.assert_array_equal(frames.rotations, rotations)
+
+
 def test_rig_spec_chain_matches_its_rest_pose():
     rig = load_rig_spec(ARM3_SPEC)
     chain = Chain.from_rig_spec(rig, "arm")
