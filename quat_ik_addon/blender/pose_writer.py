@@ -2,8 +2,9 @@
 
 Values stay continuous with what the bone holds now (quaternion hemisphere, compatible
 Euler, axis-angle side), bones held by locked channels are never written, locked channels
-keep their exact values (``locks.HeldChannels``), and nothing is written when nothing changed by more than
-``CHANGE_TOLERANCE`` (so a live re-solve to the same pose leaves the data untouched).
+keep their exact values (``locks.HeldChannels``), and nothing is written when nothing
+changed by more than ``CHANGE_TOLERANCE`` (so a live re-solve to the same pose leaves the
+data untouched).
 """
 
 from __future__ import annotations

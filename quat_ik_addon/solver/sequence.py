@@ -39,9 +39,9 @@ is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
    removes the jump whenever the new branch reaches back that far; else the old branch is
    carried on. A carry ends where it misses a goal or turns much faster than its branch
    did (a branch's dead end, where DLS falls onto another: landing on the old branch that
-   way is no meeting). Two branches of a redundant chain may run side by side and never meet: then
-   the jump is blended over the carried frames, the pose leaving the old branch for the new
-   one a little more each frame, every frame solved warm again.
+   way is no meeting). Two branches of a redundant chain may run side by side and never
+   meet: then the jump is blended over the carried frames, the pose leaving the old branch
+   for the new one a little more each frame, every frame solved warm again.
 
 Carrying a branch from a neighbouring frame gets ``NEIGHBOUR_ITERATIONS``: a goal one frame
 on is met in a few iterations or the branch has ended, and finding that out must be cheap.
@@ -502,7 +502,8 @@ def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> tuple
     all side by side, at most ``CARRY_FRAMES``, until it meets the pose already there (within
     twice the carried branch's own speed) or reaches the end of the shot: then the carried
     frames are kept and no jump is left. A carry that misses a goal on the way, or jumps,
-    changes nothing. Returns which carries were kept, and those that ran out (for ``_blend_jumps``)."""
+    changes nothing. Returns which carries were kept, and those that ran out (for
+    ``_blend_jumps``)."""
     rotations = frames.rotations
     behind = np.clip(origins - direction, 0, len(order) - 1)  # the carried branch's own last step
     speed = pose_distance(rotations[order[origins]], rotations[order[behind]]) / np.maximum(
