@@ -19,8 +19,10 @@ AXIS_VECTORS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)
 
 
 def _deg_range(low: float, high: float) -> tuple[float, float]:
-    # Blender stores ±π as 32-bit floats, which read back a hair beyond ±180°.
-    return (max(-180.0, math.degrees(low)), min(180.0, math.degrees(high)))
+    # Blender stores ±2π as 32-bit floats, which read back a hair beyond ±360°; a range
+    # that spans a turn by such a hair is a full turn.
+    low, high = max(-360.0, math.degrees(low)), min(360.0, math.degrees(high))
+    return (low, min(high, low + 360.0))
 
 
 def window_spec(window) -> spec.ReachWindow:

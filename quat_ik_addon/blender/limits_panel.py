@@ -94,6 +94,7 @@ class QUATIK_PT_bone_limits(bpy.types.Panel):
             col = layout.column(align=True)
             col.prop(limits, "hinge_min")
             col.prop(limits, "hinge_max")
+            _draw_range_note(col, limits.hinge_min, limits.hinge_max)
 
     @staticmethod
     def _draw_ball(layout, limits) -> None:
@@ -138,6 +139,14 @@ class QUATIK_PT_bone_limits(bpy.types.Panel):
             col = layout.column(align=True)
             col.prop(limits, "twist_min")
             col.prop(limits, "twist_max")
+            _draw_range_note(col, limits.twist_min, limits.twist_max)
+
+
+def _draw_range_note(layout, minimum: float, maximum: float) -> None:
+    """Say so when a range runs round the back of the circle (Min 150°, Max 210°)."""
+    through = minimum < math.pi < maximum or minimum < -math.pi < maximum
+    if through and maximum - minimum < 2.0 * math.pi:
+        layout.label(text=f"Runs through ±180° ({math.degrees(maximum - minimum):.0f}° wide)", icon="INFO")
 
 
 def _draw_problem(layout, pose_bone) -> None:

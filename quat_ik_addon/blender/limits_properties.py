@@ -158,19 +158,22 @@ class QuatIKJointLimits(bpy.types.PropertyGroup):
     )
     hinge_min: FloatProperty(
         name="Min",
-        description="Smallest hinge angle (it need not include 0)",
+        description="Where the hinge range starts (it need not include 0)",
         subtype="ANGLE",
-        min=-math.pi,
-        max=math.pi,
+        min=-2.0 * math.pi,
+        max=2.0 * math.pi,
         default=0.0,
         update=_changed,
     )
     hinge_max: FloatProperty(
         name="Max",
-        description="Largest hinge angle",
+        description=(
+            "Where the hinge range ends, turning up from Min (at most a turn past it: Min 150° and Max 210° "
+            "run through 180°)"
+        ),
         subtype="ANGLE",
-        min=-math.pi,
-        max=math.pi,
+        min=-2.0 * math.pi,
+        max=2.0 * math.pi,
         default=math.radians(150.0),
         update=_changed,
     )
@@ -185,19 +188,22 @@ class QuatIKJointLimits(bpy.types.PropertyGroup):
     )
     twist_min: FloatProperty(
         name="Min",
-        description="Smallest twist about the bone's own axis",
+        description="Where the twist range about the bone's own axis starts",
         subtype="ANGLE",
-        min=-math.pi,
-        max=math.pi,
+        min=-2.0 * math.pi,
+        max=2.0 * math.pi,
         default=math.radians(-45.0),
         update=_changed,
     )
     twist_max: FloatProperty(
         name="Max",
-        description="Largest twist about the bone's own axis",
+        description=(
+            "Where the twist range ends, turning up from Min (at most a turn past it: Min 150° and Max 210° "
+            "run through 180°)"
+        ),
         subtype="ANGLE",
-        min=-math.pi,
-        max=math.pi,
+        min=-2.0 * math.pi,
+        max=2.0 * math.pi,
         default=math.radians(45.0),
         update=_changed,
     )

@@ -47,8 +47,9 @@ class AxisRange:
 def _axis(locked: bool, limited: bool, minimum: float, maximum: float) -> AxisRange:
     if locked or (limited and abs(maximum - minimum) < 1e-9):
         return AxisRange("LOCKED")
-    if limited:
-        return AxisRange("LIMITED", max(-math.pi, minimum), min(math.pi, maximum))
+    if limited and maximum - minimum < 2.0 * math.pi:
+        # A Limit Rotation range may run past ±180° (150° to 210°); ours may too, up to ±360°.
+        return AxisRange("LIMITED", max(-2.0 * math.pi, minimum), min(2.0 * math.pi, maximum))
     return AxisRange("FREE")
 
 

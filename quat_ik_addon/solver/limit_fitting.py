@@ -33,8 +33,8 @@ Given one bone's pose rotations over time (``(T, 4)``, relative to rest, (w, x, 
      more than 88° from the centre, is never removed.
 
   The twist range is the smallest arc containing every twist (the complement of the
-  largest gap between sorted angles), grown by ``twist_margin_deg`` each side.  The rig
-  spec cannot express a range through ±180°; such a twist is left free (with a note).
+  largest gap between sorted angles), grown by ``twist_margin_deg`` each side; through
+  ±180° it is written with its max past 180 (170 to 200).
 
 The report gives solid angles (hull and fitted window) so callers can judge how much the
 margin and simplification added; :func:`~.window_shapes.windows_solid_angle` measures
@@ -493,22 +493,19 @@ def _simplify(corners: np.ndarray, c: np.ndarray, u: np.ndarray, v: np.ndarray, 
 
 
 def _range_from_arc(arc: tuple[float, float], margin: float, what: str, notes: list[str]) -> tuple[float, float] | None:
-    """Degrees ``(min, max)`` for the arc grown by ``margin``, or None (free) if it needs ±180 crossed."""
+    """Degrees ``(min, max)`` for the arc grown by ``margin`` (max past 180 where the arc runs
+    through ±180), or None (free) when that covers the whole circle."""
     low, high = arc
-    if high - low + 2.0 * margin >= 2.0 * math.pi - 1e-12:
-        notes.append(f"the {what} samples and margin cover the whole circle; {what} left free")
-        return None
-    if high > math.pi:
-        notes.append(
-            f"the {what} angles run through ±180° ({math.degrees(low):.1f}° to {math.degrees(high) - 360.0:.1f}°), "
-            f"which a [min, max] range cannot express; {what} left free"
-        )
-        return None
     # Widened by the safety margin, then rounded outward to 1e-6°: readable files, and never a
     # sample outside (rounding alone can land a last bit inside: 50 + 1e-14 rounds to 50).
-    low_deg = math.degrees(low - margin) - SAFETY_MARGIN_DEG
-    high_deg = math.degrees(high + margin) + SAFETY_MARGIN_DEG
-    return (max(math.floor(low_deg * 1e6) / 1e6, -180.0), min(math.ceil(high_deg * 1e6) / 1e6, 180.0))
+    low_deg = math.floor((math.degrees(low - margin) - SAFETY_MARGIN_DEG) * 1e6) / 1e6
+    high_deg = math.ceil((math.degrees(high + margin) + SAFETY_MARGIN_DEG) * 1e6) / 1e6
+    if high_deg - low_deg >= 360.0:
+        notes.append(f"the {what} samples and margin cover the whole circle; {what} left free")
+        return None
+    if high_deg > 360.0:  # an arc starting past 0 and running most of the way round
+        low_deg, high_deg = low_deg - 360.0, high_deg - 360.0
+    return (low_deg, high_deg)
 
 
 def _samples_outside(limit: spec.JointLimit, q: np.ndarray, off_axis: np.ndarray | float = 0.0) -> int:

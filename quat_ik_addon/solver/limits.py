@@ -25,46 +25,66 @@ CLAMP_MODES = ("closest", "boundary")
 
 @dataclass(frozen=True)
 class AngleRange:
-    """A closed range of angles [minimum, maximum] in radians within [−π, π].
+    """The angles met turning from ``minimum`` up to ``maximum`` (radians), round the circle.
 
-    It need not contain zero (a knee bending 0.5°…170° is common). Angles outside go to the
-    nearer end measured round the circle, which is the in-range angle closest to them.
+    Both ends lie in [−2π, 2π] and the range spans at most one turn, so it may run through
+    ±π (150°…210° is 60° about the back of the circle) and need not contain zero (a knee
+    bending 0.5°…170° is common). Angles outside go to the nearer end measured round the
+    circle, which is the in-range angle closest to them.
     """
 
     minimum: float
     maximum: float
 
     def __post_init__(self) -> None:
-        if not (-np.pi - 1e-12 <= self.minimum <= self.maximum <= np.pi + 1e-12):
-            raise ValueError(f"angle range [{self.minimum}, {self.maximum}] must satisfy -pi <= min <= max <= pi")
+        turn = 2.0 * np.pi + 1e-12
+        if not (-turn <= self.minimum <= self.maximum <= turn and self.maximum - self.minimum <= turn):
+            raise ValueError(
+                f"angle range [{self.minimum}, {self.maximum}] must satisfy -2pi <= min <= max <= 2pi "
+                "and span at most one turn"
+            )
 
     @property
     def is_full_circle(self) -> bool:
-        return self.maximum - self.minimum >= 2.0 * np.pi - 1e-12
+        return self.width >= 2.0 * np.pi - 1e-12
+
+    @property
+    def width(self) -> float:
+        return self.maximum - self.minimum
+
+    @property
+    def middle(self) -> float:
+        """The angle half way through the range, in (−π, π]."""
+        return float(quat.wrap_angle(0.5 * (self.minimum + self.maximum)))
+
+    def _past_minimum(self, angle: Array) -> Array:
+        """How far round the circle from ``minimum`` each angle lies, in [0, 2π)."""
+        return np.mod(angle - self.minimum, 2.0 * np.pi)
 
     def contains(self, angle: ArrayLike, tolerance: float = 1e-12) -> NDArray[np.bool_]:
         angle = np.asarray(angle, dtype=float)
         if self.is_full_circle:
             return np.ones(angle.shape, dtype=bool)
-        return (angle >= self.minimum - tolerance) & (angle <= self.maximum + tolerance)
+        past = self._past_minimum(angle)
+        return (past <= self.width + tolerance) | (past >= 2.0 * np.pi - tolerance)
 
     def clamp(self, angle: ArrayLike) -> Array:
         angle = quat.wrap_angle(angle)
         if self.is_full_circle:
             return angle
-        inside = self.contains(angle, 0.0)
+        past = self._past_minimum(angle)
+        inside = past <= self.width
         if inside.all():
             return angle
-        below = np.abs(quat.wrap_angle(self.minimum - angle))
-        above = np.abs(quat.wrap_angle(angle - self.maximum))
-        end = np.where(below <= above, self.minimum, self.maximum)
-        return np.where(inside, angle, end)
+        # Outside, the angle is (past - width) beyond the maximum and (2π - past) short of the minimum.
+        end = np.where(2.0 * np.pi - past <= past - self.width, self.minimum, self.maximum)
+        return np.where(inside, angle, quat.wrap_angle(end))
 
     def sample(self, rng: np.random.Generator, count: int) -> Array:
-        """Uniformly random angles inside the range."""
+        """Uniformly random angles inside the range, in (−π, π]."""
         if self.is_full_circle:
             return rng.uniform(-np.pi, np.pi, count)
-        return rng.uniform(self.minimum, self.maximum, count)
+        return quat.wrap_angle(rng.uniform(self.minimum, self.maximum, count))
 
     def distance_outside(self, angle: ArrayLike) -> Array:
         angle = quat.wrap_angle(angle)
@@ -128,7 +148,7 @@ class HingeJoint:
     @property
     def centre(self) -> Array:
         """The rotation half way through the range (rest when unlimited)."""
-        middle = 0.0 if self.angle_range is None else 0.5 * (self.angle_range.minimum + self.angle_range.maximum)
+        middle = 0.0 if self.angle_range is None else self.angle_range.middle
         return quat.from_axis_angle(self.axis, middle)
 
     def angle(self, q: Array) -> Array:
@@ -186,7 +206,7 @@ class BallJoint:
     def centre(self) -> Array:
         """Pointing through the first window's middle, twisted half way through the range."""
         direction = np.array([0.0, 1.0, 0.0]) if not self.windows else self.windows[0].reference
-        twist = 0.0 if self.twist_range is None else 0.5 * (self.twist_range.minimum + self.twist_range.maximum)
+        twist = 0.0 if self.twist_range is None else self.twist_range.middle
         return quat.multiply(quat.rotation_from_y(direction), quat.from_y_angle(twist))
 
     def _inside(self, direction: Array, twist: Array) -> NDArray[np.bool_]:

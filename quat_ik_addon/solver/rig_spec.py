@@ -172,12 +172,15 @@ def _direction(value: object, field: str) -> Vec3:
 
 
 def _angle_range(value: object, field: str) -> Range:
+    """``(min, max)``: the angles turning from min up to max, which may run through ±180."""
     low, high = _vector(value, 2, field)
     for which, angle in (("min", low), ("max", high)):
-        if not -180.0 <= angle <= 180.0:
-            raise RigSpecError(f"{which} {_fmt(angle)} is outside [-180, 180]", field=field)
+        if not -360.0 <= angle <= 360.0:
+            raise RigSpecError(f"{which} {_fmt(angle)} is outside [-360, 360]", field=field)
     if low > high:
         raise RigSpecError(f"min {_fmt(low)} > max {_fmt(high)}", field=field)
+    if high - low > 360.0:
+        raise RigSpecError(f"min {_fmt(low)} to max {_fmt(high)} spans more than one turn", field=field)
     return (low, high)
 
 
@@ -313,8 +316,9 @@ class BallLimit:
     """Three rotational degrees of freedom: swing limited by reach windows, twist by a range.
 
     ``windows`` union (the bone may point through any of them); no windows means swing
-    is free.  ``twist_deg = (min, max)`` limits the twist about the swung bone; ``None``
-    leaves twist free.  ``stiffness`` in [0, 1] is the share of a CCD step the joint refuses.
+    is free.  ``twist_deg = (min, max)`` limits the twist about the swung bone to the angles
+    turning from min up to max (through ±180 when max > 180 or min < -180); ``None`` leaves
+    twist free.  ``stiffness`` in [0, 1] is the share of a CCD step the joint refuses.
     """
 
     type: ClassVar[str] = "ball"
@@ -349,8 +353,9 @@ class BallLimit:
 class HingeLimit:
     """One degree of freedom: rotation about ``axis`` (rest frame; normalised on use).
 
-    ``range_deg = (min, max)`` in [-180, 180] need not contain zero (a knee: 0.5 to 170);
-    ``None`` lets the hinge turn all the way round.
+    ``range_deg = (min, max)``: the angles turning from min up to max, which need not contain
+    zero (a knee: 0.5 to 170) and may run through ±180 (150 to 210); ``None`` lets the hinge
+    turn all the way round.
     """
 
     type: ClassVar[str] = "hinge"

@@ -162,23 +162,36 @@ def _twisting(twists_deg: np.ndarray) -> np.ndarray:
     return quat.multiply(quat.rotation_from_y(picks), quat.from_y_angle(np.radians(twists_deg)))
 
 
-def test_twist_through_180_is_left_free_with_a_note() -> None:
-    fit = fit_ball_limit(_twisting(np.array([150.0, 175.0, -178.0, -170.0, 160.0])), margin_deg=1.0)
-    assert fit.limit.twist_deg is None
-    assert any("±180" in note for note in fit.report.notes)
-    low, high = fit.report.twist_arc_deg
-    assert (low, high) == pytest.approx((150.0, 190.0))
+def test_twist_through_180_runs_past_180() -> None:
+    poses = _twisting(np.array([150.0, 175.0, -178.0, -170.0, 160.0]))
+    fit = fit_ball_limit(poses, margin_deg=1.0)
+    assert fit.limit.twist_deg == pytest.approx((149.0, 191.0))
+    assert fit.report.twist_arc_deg == pytest.approx((150.0, 190.0))
+    _assert_allows_every_pose(fit.limit, poses)
+    # Nothing of the front of the circle is allowed: twists go to the nearer end round it.
+    twist_range = solver_limit(fit.limit).twist_range
+    assert twist_range.clamp(np.radians([0.0, -20.0])) == pytest.approx(np.radians([149.0, -169.0]))
 
 
-def test_twist_near_180_is_clipped_not_wrapped() -> None:
+def test_twist_near_180_grows_past_it() -> None:
     fit = fit_ball_limit(_twisting(np.array([170.0, 178.0, 175.0])), margin_deg=5.0)
-    assert fit.limit.twist_deg == pytest.approx((165.0, 180.0))
+    assert fit.limit.twist_deg == pytest.approx((165.0, 183.0))
     _assert_allows_every_pose(fit.limit, _twisting(np.array([170.0, 178.0, 175.0])))
 
 
 def test_twist_and_margin_covering_the_circle_is_free() -> None:
-    fit = fit_ball_limit(_twisting(np.linspace(-179.0, 179.0, 40)), margin_deg=2.0)
+    fit = fit_ball_limit(_twisting(np.linspace(-179.0, 179.0, 40)), margin_deg=5.0)
     assert fit.limit.twist_deg is None
+    assert any("whole circle" in note for note in fit.report.notes)
+
+
+def test_twist_all_round_but_one_gap_keeps_the_gap() -> None:
+    # Samples 9.2° apart with a 2° margin leave one gap of 5.2° where the arc starts past 0.
+    poses = _twisting(np.linspace(-179.0, 179.0, 40))
+    fit = fit_ball_limit(poses, margin_deg=2.0)
+    low, high = fit.limit.twist_deg
+    assert -360.0 <= low < high <= 360.0 and 354.0 < high - low < 356.0
+    _assert_allows_every_pose(fit.limit, poses)
 
 
 @pytest.mark.parametrize("axis", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.3, -0.2, 0.9)])

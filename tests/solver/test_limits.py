@@ -15,9 +15,9 @@ ROTATIONS = quat.normalize(RNG.normal(size=(5000, 4)))
 angles = st.floats(-np.pi, np.pi)
 
 
-@given(angles, angles, angles)
-def test_angle_range_clamp_picks_the_nearest_angle_inside(low, high, angle):
-    low, high = min(low, high), max(low, high)
+@given(st.floats(-2.0 * np.pi, np.pi), st.floats(0.0, 2.0 * np.pi), angles)
+def test_angle_range_clamp_picks_the_nearest_angle_inside(low, width, angle):
+    high = min(low + width, 2.0 * np.pi)
     allowed = AngleRange(low, high)
     clamped = allowed.clamp(angle)
     assert allowed.contains(clamped)
@@ -39,12 +39,34 @@ def test_angle_range_rejects_min_above_max():
         AngleRange(1.0, 0.0)
 
 
+@pytest.mark.parametrize("low, high", [(-1.0, 7.0), (-7.0, 0.0), (3.0, 7.0)])
+def test_angle_range_rejects_ends_past_a_turn_and_spans_over_one(low, high):
+    with pytest.raises(ValueError, match="one turn"):
+        AngleRange(low, high)
+
+
+@pytest.mark.parametrize("low, high", [(150.0, 210.0), (-210.0, -150.0)])
+def test_a_range_through_180_holds_the_back_of_the_circle_only(low, high):
+    allowed = AngleRange(np.radians(low), np.radians(high))
+    inside = np.radians([150.0, 170.0, 180.0, -180.0, -170.0, -150.0])
+    outside = np.radians([0.0, 140.0, -140.0, 90.0])
+    assert allowed.contains(inside).all() and not allowed.contains(outside).any()
+    assert np.allclose(allowed.clamp(inside), quat.wrap_angle(inside))
+    assert np.allclose(
+        allowed.clamp(np.radians([140.0, -140.0, 10.0, -10.0])), np.radians([150.0, -150.0, 150.0, -150.0])
+    )
+    assert abs(quat.wrap_angle(allowed.middle - np.pi)) < 1e-12
+    assert allowed.contains(allowed.sample(RNG, 200)).all()
+
+
 LIMITS = {
     "hinge": HingeJoint(X_AXIS, AngleRange(np.radians(0.5), np.radians(170))),
     "hinge_tilted_axis": HingeJoint(np.array([1.0, 0.2, -0.3]), AngleRange(np.radians(-30), np.radians(45))),
     "hinge_unlimited": HingeJoint(Z_AXIS),
     "twist_only": BallJoint((), AngleRange(np.radians(-20), np.radians(35))),
     "twist_not_containing_zero": BallJoint((), AngleRange(np.radians(100), np.radians(170))),
+    "twist_through_180": BallJoint((ConeWindow(Y_AXIS, 0.7),), AngleRange(np.radians(-215), np.radians(-160))),
+    "hinge_through_180": HingeJoint(X_AXIS, AngleRange(np.radians(140), np.radians(235))),
     "ball_polygon": BallJoint(
         (polygon_window_deg([(-40, -30), (50, -30), (60, 40), (-30, 50)]),), AngleRange(-1.0, 1.0)
     ),

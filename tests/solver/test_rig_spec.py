@@ -35,6 +35,7 @@ from quat_ik_addon.solver.rig_spec import (
     load_rig_spec,
     loads_rig_spec,
 )
+from quat_ik_addon.solver.spec_chain import solver_limit
 from quat_ik_addon.solver.window_frames import (
     polygon_plane_problem,
     polygon_plane_vertices,
@@ -364,9 +365,9 @@ ERROR_CASES: list[tuple[str, Callable[[dict], None], tuple[str, ...]]] = [
         ("bone 'upper_arm'", "limits.twist_deg:", "min 60 > max -60"),
     ),
     (
-        "twist_outside_180",
-        _set("limits.upper_arm.twist_deg", [-200, 60]),
-        ("bone 'upper_arm'", "limits.twist_deg:", "outside [-180, 180]"),
+        "twist_over_a_turn",
+        _set("limits.upper_arm.twist_deg", [-200, 170]),
+        ("bone 'upper_arm'", "limits.twist_deg:", "min -200 to max 170 spans more than one turn"),
     ),
     (
         "twist_three_numbers",
@@ -379,9 +380,9 @@ ERROR_CASES: list[tuple[str, Callable[[dict], None], tuple[str, ...]]] = [
         ("bone 'forearm'", "limits.range_deg:", "min 170 > max 10"),
     ),
     (
-        "hinge_outside_180",
-        _set("limits.forearm.range_deg", [0.5, 190]),
-        ("bone 'forearm'", "limits.range_deg:", "max 190 is outside [-180, 180]"),
+        "hinge_outside_360",
+        _set("limits.forearm.range_deg", [0.5, 390]),
+        ("bone 'forearm'", "limits.range_deg:", "max 390 is outside [-360, 360]"),
     ),
     ("stiffness_above_1", _set("limits.forearm.stiffness", 1.5), ("bone 'forearm'", "limits.stiffness:", "[0, 1]")),
     ("stiffness_negative", _set("limits.upper_arm.stiffness", -0.1), ("bone 'upper_arm'", "limits.stiffness:")),
@@ -758,3 +759,12 @@ def test_rig_spec_modules_do_not_import_bpy() -> None:
         "quat_ik_addon.solver.window_frames; assert 'bpy' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+def test_a_range_through_180_round_trips_and_means_the_back_of_the_circle(arm3_dict) -> None:
+    arm3_dict["limits"]["forearm"]["range_deg"] = [150, 210]
+    spec = loads_rig_spec(json.dumps(arm3_dict))
+    assert spec.limits["forearm"].range_deg == (150.0, 210.0)
+    assert loads_rig_spec(spec.dumps()) == spec
+    solver = solver_limit(spec.limits["forearm"])
+    assert solver.angle_range.contains(np.pi) and not solver.angle_range.contains(0.0)

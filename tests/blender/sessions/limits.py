@@ -95,6 +95,24 @@ checks.check(
 )
 b2.constraints.remove(constraint)
 
+# ---- a Limit Rotation twist range through ±180°
+constraint = b2.constraints.new("LIMIT_ROTATION")
+constraint.use_limit_x, constraint.min_x, constraint.max_x = True, radians(-10), radians(10)
+constraint.use_limit_y, constraint.min_y, constraint.max_y = True, radians(150), radians(210)
+result = bpy.ops.quat_ik.limits_from_blender(source="LIMIT_ROTATION", only_active=True)
+twist_range = rig_reader.read_chain_rig(ob, chain).chain.limits[2].twist_range
+checks.check(
+    "Y range 150..210 -> a twist range through 180, not round the front",
+    result == {"FINISHED"}
+    and l2.use_twist_range
+    and np.allclose(np.degrees((l2.twist_min, l2.twist_max)), (150, 210), atol=1e-4)
+    and bool(twist_range.contains(math.pi))
+    and not bool(twist_range.contains(0.0)),
+    (result, np.degrees((l2.twist_min, l2.twist_max))),
+)
+b2.constraints.remove(constraint)
+l2.use_twist_range = False
+
 # ---- solves respect the limits (ball + ellipse + twist, hinge, ball with a polygon)
 ob.data.bones.active = ob.data.bones["B2"]
 l2.windows.clear()

@@ -9,6 +9,7 @@ the panels are re-registered into the tab that is showing ("Item").
 argv: WORKDIR
 """
 
+import math
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ bpy.ops.quat_ik.solve()
 limits = ob.pose.bones["B1"].quat_ik
 limits.joint_type = "BALL"
 limits.use_twist_range = True
+limits.twist_min, limits.twist_max = math.radians(150.0), math.radians(210.0)  # the "through ±180°" note
 ob.data.bones.active = ob.data.bones["B1"]
 bpy.ops.quat_ik.window_add(shape="POLYGON")
 ob.quat_ik.chains[0].status_message = "A long warning message that the panel has to wrap over several lines of text"
