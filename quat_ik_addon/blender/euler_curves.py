@@ -13,28 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .locks import quaternion_to_euler
-
-
-def _wrapped(angles: np.ndarray) -> np.ndarray:
-    """Angles moved by whole turns into [−π, π)."""
-    return (angles + np.pi) % (2.0 * np.pi) - np.pi
+from .euler_math import both_triples, wrapped_angles
 
 
 def _distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Sum over the three angles of each one's difference, unwrapped by whole turns."""
-    return np.sum(np.abs(_wrapped(a - b)), axis=-1)
-
-
-def both_triples(quaternions: np.ndarray, order: str) -> tuple[np.ndarray, np.ndarray]:
-    """(F, 3) each: the triple with the middle angle within ±90° and the other one, by axis."""
-    first = quaternion_to_euler(quaternions, order)
-    i, j, k = ("XYZ".index(axis) for axis in order)
-    other = first.copy()
-    other[:, i] += np.pi
-    other[:, j] = np.pi - first[:, j]
-    other[:, k] += np.pi
-    return first, _wrapped(other)
+    return np.sum(np.abs(wrapped_angles(a - b)), axis=-1)
 
 
 def _two_state_pass(start: bool, if_false: np.ndarray, if_true: np.ndarray) -> np.ndarray:

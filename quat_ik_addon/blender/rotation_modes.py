@@ -15,8 +15,8 @@ import numpy as np
 from mathutils import Quaternion
 
 from .euler_curves import euler_curves
+from .euler_math import EULER_ORDERS
 
-EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 ROTATION_MODES = ("QUATERNION", *EULER_ORDERS, "AXIS_ANGLE")
 
 

@@ -7,16 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from quat_ik_addon.blender.euler_curves import both_triples, euler_curves
+from quat_ik_addon.blender.euler_curves import euler_curves
+from quat_ik_addon.blender.euler_math import EULER_ORDERS, both_triples, euler_to_quaternion, quaternion_to_euler
 from quat_ik_addon.blender.keyframes import simplify
-from quat_ik_addon.blender.locks import (
-    EULER_ORDERS,
-    HeldChannels,
-    LockedComponentsJoint,
-    LockedEulerJoint,
-    euler_to_quaternion,
-    quaternion_to_euler,
-)
+from quat_ik_addon.blender.locks import HeldChannels, LockedComponentsJoint, LockedEulerJoint
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.limits import FreeJoint
 
