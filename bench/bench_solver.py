@@ -44,11 +44,12 @@ from quat_ik_addon.solver import quaternion as quat  # noqa: E402
 from quat_ik_addon.solver.chain import Chain  # noqa: E402
 from quat_ik_addon.solver.learned_starts import learn_start_poses  # noqa: E402
 from quat_ik_addon.solver.limits import BallJoint, FixedJoint, FreeJoint, HingeJoint  # noqa: E402
-from quat_ik_addon.solver.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow  # noqa: E402
+from quat_ik_addon.solver.reach_windows import ConeWindow  # noqa: E402
 from quat_ik_addon.solver.reference_chains import REFERENCE_CHAINS  # noqa: E402
 from quat_ik_addon.solver.sequence import solve_sequence  # noqa: E402
 from quat_ik_addon.solver.settings import SolveSettings  # noqa: E402
 from quat_ik_addon.solver.solve import pose_distance, solve  # noqa: E402
+from quat_ik_addon.solver.window_shapes import window_rim  # noqa: E402
 
 CHAINS = ("arm3", "chain10", "chain30")
 METHODS = ("ccd", "dls", "ccd_dls", "dls_ccd")
@@ -310,25 +311,6 @@ def run_batched(plan: Plan) -> tuple[list[dict], list[dict]]:
 # ---------------------------------------------------------------- 3. Blender's IK
 
 
-def window_rim(window, samples: int = 720) -> np.ndarray:
-    """Directions along a reach window's boundary (bone rest frame)."""
-    angle = np.linspace(0.0, 2.0 * np.pi, samples, endpoint=False)
-    if isinstance(window, ConeWindow):
-        if not np.allclose(window.center, [0.0, 1.0, 0.0]):
-            raise ValueError("Blender's IK limits are about the bone axis: only +Y-centred cones map")
-        s = np.sin(window.half_angle)
-        return np.stack((s * np.cos(angle), np.full_like(angle, np.cos(window.half_angle)), s * np.sin(angle)), -1)
-    if isinstance(window, EllipticConeWindow):
-        return window.rim(angle)
-    if isinstance(window, PolygonWindow):
-        corners = np.asarray(window.vertices, dtype=float)
-        t = np.linspace(0.0, 1.0, samples // len(corners), endpoint=False)[:, None, None]
-        points = (corners + t * (np.roll(corners, -1, axis=0) - corners)).reshape(-1, 2)
-        rim = window.center + points[:, :1] * window.plane_x + points[:, 1:] * window.plane_y
-        return rim / np.linalg.norm(rim, axis=-1, keepdims=True)
-    raise TypeError(f"no Blender equivalent for {type(window).__name__}")
-
-
 def swing_limits(windows) -> dict[str, list[float]]:
     """Blender's X/Z IK limits bounding the windows.
 
@@ -338,7 +320,10 @@ def swing_limits(windows) -> dict[str, list[float]]:
     swing toward +X a turn about −Z. The limits take the windows' extremes of those parts, so
     a cone maps exactly, an elliptic cone nearly, a polygon to its bounding quadrant-ellipse.
     """
-    swing = quat.rotation_from_y(np.concatenate([window_rim(w) for w in windows]))
+    for window in windows:
+        if isinstance(window, ConeWindow) and not np.allclose(window.center, [0.0, 1.0, 0.0]):
+            raise ValueError("Blender's IK limits are about the bone axis: only +Y-centred cones map")
+    swing = quat.rotation_from_y(np.concatenate([window_rim(w, 720) for w in windows]))
     limits = {}
     for axis, part in (("x", swing[:, 1]), ("z", swing[:, 3])):
         limits[axis] = [float(-2.0 * np.arcsin(max(-part.min(), 0.0))), float(2.0 * np.arcsin(max(part.max(), 0.0)))]

@@ -27,6 +27,7 @@ def _registered_classes() -> tuple:
         operators_chain,
         operators_limit_tools,
         operators_limits,
+        operators_presets,
         panels,
         properties,
     )
@@ -37,6 +38,7 @@ def _registered_classes() -> tuple:
         *operators_chain.CLASSES,
         *operators_limits.CLASSES,
         *operators_limit_tools.CLASSES,
+        *operators_presets.CLASSES,
         *operators_bake.CLASSES,
         *panels.CLASSES,
         *limits_panel.CLASSES,

@@ -19,12 +19,12 @@ from quat_ik_addon.solver import rig_spec as spec
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.mirroring import mirror_limit, mirror_name
 from quat_ik_addon.solver.presets import load_preset
+from quat_ik_addon.solver.retarget import axes_frame as frame
 from quat_ik_addon.solver.window_shapes import cone_window, range_of_motion_window
 
 from . import blender_build as bb
 from .rig_math import (
     anatomical_chain_limits,
-    frame,
     key_pose_path,
     roll_for_z,
     rotation_x,

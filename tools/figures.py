@@ -221,7 +221,7 @@ def reach_window_figure(path: Path) -> Path:
     Everything is computed by the solver's own ``PolygonWindow``."""
     from quat_ik_addon.solver import rig_spec as spec
     from quat_ik_addon.solver.spec_chain import solver_window
-    from sample_rigs.rig_math import window_rim
+    from quat_ik_addon.solver.window_shapes import window_rim
 
     window = solver_window(spec.PolygonWindow(vertices_deg=((-40, -30), (45, -35), (50, 30), (-5, 50), (-45, 15))))
     c, u, v = window.center, window.plane_x, window.plane_y

@@ -2,8 +2,9 @@
 
 * "Joint Limits": the active pose bone's limit — a hinge (axis, range), a ball (cone,
   elliptic cone or polygon windows with shape presets and an editable corner list, twist
-  range), fixed or free, and stiffness — with the anatomical presets, copy, mirror, reset
-  and fit-from-action tools (``operators_limit_tools.py``). An invalid limit says why.
+  range), fixed or free, and stiffness — with the anatomical presets
+  (``operators_presets.py``), copy, mirror, reset and fit-from-action tools
+  (``operators_limit_tools.py``). An invalid limit says why.
 * "Joint Limit Overlay": the viewport drawing's switch and options (``scene.quat_ik``).
 * "Rig Limits": import and export of the whole armature's limits as a rig spec file.
 
@@ -219,17 +220,17 @@ class QUATIK_PT_rig_limits(bpy.types.Panel):
 
 
 class QUATIK_MT_limit_presets(bpy.types.Menu):
-    """Anatomical joint limits for the active bone (limb presets are for the left side; right-side bones get the mirror image)"""
+    """Anatomical joint limits for the active bone, fitted to its rest pose or current pose (Adjust Last Operation); right-side bones get the mirror image"""
 
     bl_idname = "QUATIK_MT_limit_presets"
     bl_label = "Joint Limit Presets"
 
     def draw(self, context):
-        from .operators_limit_tools import _preset_enum_items
+        from .operators_presets import preset_enum_items
 
         layout = self.layout
         layout.operator_context = "EXEC_REGION_WIN"
-        for identifier, label, _description, _number in _preset_enum_items(None, context):
+        for identifier, label, _description, _number in preset_enum_items(None, context):
             layout.operator("quat_ik.apply_limit_preset", text=label).preset = identifier
 
 

@@ -1,5 +1,4 @@
-"""Tools for shaping joint limits: window shape presets, polygon helpers, the anatomical
-preset library, copy to selected bones, left ↔ right mirroring, rig-spec import and export,
+"""Tools for shaping joint limits: window shape presets, polygon helpers, copy to selected bones, left ↔ right mirroring, rig-spec import and export,
 and limits fitted to an existing action.
 
 The solver's pure modules do the work (``window_shapes``, ``presets``, ``mirroring``,
@@ -141,7 +140,7 @@ def _rest_matrix3(ob, bone_name: str) -> np.ndarray:
     return np.array(ob.data.bones[bone_name].matrix_local.to_3x3(), dtype=np.float64)
 
 
-def _editable(operator, ob) -> bool:
+def editable_armature(operator, ob) -> bool:
     if not compat.is_editable(ob) or not compat.is_editable(ob.data):
         operator.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
         return False
@@ -160,7 +159,7 @@ def _active_window(context):
     return limits.windows[limits.active_window_index]
 
 
-def _poll_pose_bone(cls, context) -> bool:
+def poll_pose_bone(cls, context) -> bool:
     if context.active_pose_bone is None:
         compat.poll_message(cls, "Select a bone in Pose Mode")
         return False
@@ -420,7 +419,7 @@ class QUATIK_OT_window_shape_preset(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _poll_pose_bone(cls, context)
+        return poll_pose_bone(cls, context)
 
     def draw(self, context):
         layout = self.layout
@@ -444,7 +443,7 @@ class QUATIK_OT_window_shape_preset(bpy.types.Operator):
         from ..solver import window_shapes as shapes
 
         pose_bone = context.active_pose_bone
-        if not _editable(self, pose_bone.id_data):
+        if not editable_armature(self, pose_bone.id_data):
             return {"CANCELLED"}
         limits = pose_bone.quat_ik
         existing = _active_window(context) if limits.joint_type == "BALL" and self.target == "ACTIVE" else None
@@ -512,7 +511,7 @@ class QUATIK_OT_window_to_polygon(bpy.types.Operator):
         from .limit_conversion import window_spec
 
         window = _active_window(context)
-        if not _editable(self, context.active_pose_bone.id_data):
+        if not editable_armature(self, context.active_pose_bone.id_data):
             return {"CANCELLED"}
         try:
             polygon = window_as_polygon(window_spec(window), self.sides, self.fit.lower())
@@ -547,7 +546,7 @@ class QUATIK_OT_polygon_make_convex(bpy.types.Operator):
         from ..solver.window_shapes import convex_hull_2d
 
         window = _active_window(context)
-        if not _editable(self, context.active_pose_bone.id_data):
+        if not editable_armature(self, context.active_pose_bone.id_data):
             return {"CANCELLED"}
         corners = [tuple(v.angles) for v in window.vertices]
         hull = convex_hull_2d(np.tan(np.array(corners, dtype=np.float64)))
@@ -575,11 +574,11 @@ class QUATIK_OT_limits_reset(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _poll_pose_bone(cls, context)
+        return poll_pose_bone(cls, context)
 
     def execute(self, context):
         bones = _target_bones(context, self.only_active)
-        if not all(_editable(self, ob) for ob in {pb.id_data for pb in bones}):
+        if not all(editable_armature(self, ob) for ob in {pb.id_data for pb in bones}):
             return {"CANCELLED"}
         for pose_bone in bones:
             reset_limits(pose_bone.quat_ik)
@@ -595,91 +594,6 @@ def _target_bones(context, only_active: bool) -> list:
     return bones
 
 
-# --------------------------------------------------------------------------- presets
-
-
-_preset_items: list = []  # kept alive: Blender does not copy the strings of dynamic enum items
-
-
-def _preset_enum_items(_self, _context):
-    if not _preset_items:
-        from ..solver import presets
-
-        for i, name in enumerate(presets.preset_names()):
-            info = presets.preset_info(name)
-            _preset_items.append((name, preset_label(name), info.description, i))
-    return _preset_items
-
-
-def preset_label(name: str) -> str:
-    """'finger_mcp' -> 'Finger MCP' (joint abbreviations stay capitals)."""
-    words = name.split("_")
-    return " ".join(w.upper() if w in ("mcp", "pip", "dip") else w.capitalize() for w in words)
-
-
-class QUATIK_OT_apply_limit_preset(bpy.types.Operator):
-    """Give the active bone an anatomical joint limit from the preset library"""
-
-    bl_idname = "quat_ik.apply_limit_preset"
-    bl_label = "Apply Joint Limit Preset"
-    bl_description = (
-        "Replace the active bone's joint limits with an anatomical preset (shoulder, elbow, knee, …), "
-        "mirrored for a bone on the right side"
-    )
-    bl_options = {"REGISTER", "UNDO"}
-
-    preset: EnumProperty(name="Preset", description="Anatomical joint limit", items=_preset_enum_items)
-    side: EnumProperty(
-        name="Side",
-        description="Limb presets are for the left side; a right-side bone needs the mirror image",
-        items=(
-            ("AUTO", "Automatic", "Mirror when the bone lies on the right side (negative X in the armature)"),
-            ("LEFT", "As Is", "Use the preset as written (left side, or the middle of the body)"),
-            ("RIGHT", "Mirrored", "Use the preset's mirror image (for a right-side bone)"),
-        ),
-    )
-
-    @classmethod
-    def poll(cls, context):
-        return _poll_pose_bone(cls, context)
-
-    def execute(self, context):
-        from ..solver import presets
-        from ..solver.mirroring import mirror_limit_exact
-
-        pose_bone = context.active_pose_bone
-        if not _editable(self, pose_bone.id_data):
-            return {"CANCELLED"}
-        try:
-            info = presets.preset_info(self.preset)
-            limit = presets.load_preset(self.preset)
-        except (KeyError, ValueError) as error:
-            self.report({"ERROR"}, f"Cannot load preset '{self.preset}': {error}")
-            return {"CANCELLED"}
-        mirrored = info.side == "left" and (
-            self.side == "RIGHT" or (self.side == "AUTO" and pose_bone.bone.head_local.x < -1e-6)
-        )
-        if mirrored:
-            limit = mirror_limit_exact(limit)
-        limit = _keep_stiffness(limit, pose_bone.quat_ik)
-        write_limit(pose_bone.quat_ik, limit)
-        runtime.bump()
-        side = " (mirrored for the right side)" if mirrored else ""
-        self.report({"INFO"}, f"{pose_bone.name}: {info.name} preset{side}, {info.kind}")
-        return {"FINISHED"}
-
-
-def _keep_stiffness(limit, limits):
-    """The limit with the bone's own stiffness (a preset or a fit should not reset it)."""
-    from dataclasses import replace
-
-    from ..solver import rig_spec as spec
-
-    if isinstance(limit, spec.FixedLimit):
-        return limit
-    return replace(limit, stiffness=float(limits.stiffness))
-
-
 # --------------------------------------------------------------------------- copy and mirror
 
 
@@ -693,7 +607,7 @@ class QUATIK_OT_limits_copy_to_selected(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _poll_pose_bone(cls, context)
+        return poll_pose_bone(cls, context)
 
     def execute(self, context):
         source = context.active_pose_bone
@@ -701,7 +615,7 @@ class QUATIK_OT_limits_copy_to_selected(bpy.types.Operator):
         if not targets:
             self.report({"ERROR"}, f"Select the bones to copy to besides the active bone '{source.name}'")
             return {"CANCELLED"}
-        if not all(_editable(self, ob) for ob in {pb.id_data for pb in targets}):
+        if not all(editable_armature(self, ob) for ob in {pb.id_data for pb in targets}):
             return {"CANCELLED"}
         for target in targets:
             copy_limits(source.quat_ik, target.quat_ik)
@@ -725,7 +639,7 @@ class QUATIK_OT_limits_mirror(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _poll_pose_bone(cls, context)
+        return poll_pose_bone(cls, context)
 
     def execute(self, context):
         from ..solver.mirroring import mirror_limit, mirror_name
@@ -758,7 +672,7 @@ class QUATIK_OT_limits_mirror(bpy.types.Operator):
                 self.report({"ERROR"}, f"Cannot mirror '{source.name}' to '{other}': {error}")
                 return {"CANCELLED"}
             plans.append((ob, other, mirrored, source))
-        if not all(_editable(self, ob) for ob in {plan[0] for plan in plans}):
+        if not all(editable_armature(self, ob) for ob in {plan[0] for plan in plans}):
             return {"CANCELLED"}
         for ob, other, mirrored, _source in plans:
             write_limit(ob.pose.bones[other].quat_ik, mirrored)
@@ -796,7 +710,7 @@ class QUATIK_OT_import_rig_limits(bpy.types.Operator, ImportHelper):
         from ..solver import rig_spec as spec
 
         ob = context.active_object
-        if not _editable(self, ob):
+        if not editable_armature(self, ob):
             return {"CANCELLED"}
         try:
             rig = spec.load_rig_spec(self.filepath)
@@ -993,7 +907,7 @@ class QUATIK_OT_limits_fit_from_action(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _poll_pose_bone(cls, context)
+        return poll_pose_bone(cls, context)
 
     def invoke(self, context, event):
         anim = context.active_object.animation_data if context.active_object else None
@@ -1052,7 +966,7 @@ class QUATIK_OT_limits_fit_from_action(bpy.types.Operator):
             names = ", ".join(skipped)
             self.report({"ERROR"}, f"Action '{action.name}' has no rotation keys for {names} (in its rotation mode)")
             return {"CANCELLED"}
-        if not _editable(self, ob):
+        if not editable_armature(self, ob):
             return {"CANCELLED"}
         for pose_bone, fit in fits:
             write_limit(pose_bone.quat_ik, fit.limit)
@@ -1101,7 +1015,6 @@ CLASSES = (
     QUATIK_OT_window_to_polygon,
     QUATIK_OT_polygon_make_convex,
     QUATIK_OT_limits_reset,
-    QUATIK_OT_apply_limit_preset,
     QUATIK_OT_limits_copy_to_selected,
     QUATIK_OT_limits_mirror,
     QUATIK_OT_import_rig_limits,

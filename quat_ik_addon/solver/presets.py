@@ -65,6 +65,7 @@ class PresetInfo:
     side: str  # "left" (mirror for the right) or "middle"
     description: str
     rest_pose: str
+    z_toward: str  # where local +Z points in the rest pose, in the body's terms: "front" or "up"
     built_with: str
     motions: tuple[PresetMotion, ...]
     sources: tuple[str, ...]  # full citations of the motions' sources
@@ -101,6 +102,7 @@ def preset_info(name: str) -> PresetInfo:
         side=entry["side"],
         description=entry["description"],
         rest_pose=entry["rest_pose"],
+        z_toward=entry["z_toward"],
         built_with=entry["built_with"],
         motions=motions,
         sources=tuple(index["sources"][key] for key in cited),

@@ -29,6 +29,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from . import quaternion as quat
 from . import rig_spec as spec
 from .reach_windows import ConeWindow as SolverConeWindow
 from .reach_windows import EllipticConeWindow as SolverEllipticConeWindow
@@ -51,6 +52,8 @@ __all__ = [
     "regular_polygon_window",
     "spherical_polygon_solid_angle",
     "window_as_polygon",
+    "window_rim",
+    "window_samples",
     "window_solid_angle",
     "windows_solid_angle",
 ]
@@ -314,6 +317,41 @@ def window_solid_angle(window: spec.ReachWindow | SolverReachWindow, rim_samples
     if isinstance(solver, SolverPolygonWindow):
         return spherical_polygon_solid_angle(solver.corner_directions)
     raise TypeError(f"not a reach window: {window!r}")
+
+
+def window_rim(window: spec.ReachWindow | SolverReachWindow, samples: int = 240) -> np.ndarray:
+    """(K, 3) unit directions along a window's rim, in order round it.
+
+    A cone's circle, an elliptic cone's ``rim(φ)``; a polygon's edges sampled evenly between
+    its corners (chords of the plane polygon are arcs of the cone's rim).
+    """
+    solver = solver_window(window) if isinstance(window, spec.ReachWindow) else window
+    if isinstance(solver, SolverConeWindow):
+        c = solver.center
+        u = quat.any_perpendicular(c)
+        v = np.cross(c, u)
+        phi = np.linspace(0.0, 2.0 * np.pi, samples, endpoint=False)[:, None]
+        return math.cos(solver.half_angle) * c + math.sin(solver.half_angle) * (np.cos(phi) * u + np.sin(phi) * v)
+    if isinstance(solver, SolverEllipticConeWindow):
+        return solver.rim(np.linspace(0.0, 2.0 * np.pi, samples, endpoint=False))
+    if isinstance(solver, SolverPolygonWindow):
+        corners = solver.corner_directions
+        t = np.linspace(0.0, 1.0, max(2, samples // len(corners)), endpoint=False)[:, None, None]
+        points = (corners + t * (np.roll(corners, -1, axis=0) - corners)).transpose(1, 0, 2).reshape(-1, 3)
+        return points / np.linalg.norm(points, axis=1, keepdims=True)
+    raise TypeError(f"not a reach window: {window!r}")
+
+
+def window_samples(window: spec.ReachWindow | SolverReachWindow, samples: int = 240, rings: int = 4) -> np.ndarray:
+    """Directions spread over a window: its reference direction and ``rings`` rings out to its rim."""
+    solver = solver_window(window) if isinstance(window, spec.ReachWindow) else window
+    rim = window_rim(solver, samples)
+    reference = solver.reference
+    out = [reference[None]]
+    for k in range(1, rings + 1):
+        points = reference + (k / rings) * (rim - reference)
+        out.append(points / np.linalg.norm(points, axis=1, keepdims=True))
+    return np.concatenate(out)
 
 
 def fibonacci_sphere(count: int) -> np.ndarray:

@@ -39,3 +39,13 @@ def test_limit_tools_and_overlay_in_blender34(script, extension_zip, tmp_path):
         pytest.fail(f"{BLENDER_BINARY} not installed: run tools/ensure_debian_packages.sh (make test does)")
     result = run_in_blender_binary(SESSIONS / script, tmp_path, workdir=tmp_path, addon_zip=extension_zip).check()
     assert " 0 failed" in result.stdout
+
+
+@pytest.mark.bpy
+def test_presets_fitted_to_the_rigs_rest_and_pose(run_session):
+    result = run_session("preset_fit.py")
+    # The shoulder's twist cannot move exactly from a T-pose (Codman's paradox): the report says so.
+    assert (
+        "Warning: upper_arm.L: shoulder preset, ball, fitted to its current pose; its twist range holds"
+        in result.stdout
+    )

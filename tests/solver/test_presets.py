@@ -114,3 +114,9 @@ def test_knee_bends_backward_and_elbow_forward() -> None:
     elbow_bent = elbow.clamp(quat.rotation_from_y(np.array([0.0, 0.0, 1.0])))
     assert quat.rotate_y_axis(knee_bent)[2] == pytest.approx(-1.0)
     assert quat.rotate_y_axis(elbow_bent)[2] == pytest.approx(1.0)
+
+
+def test_every_preset_says_where_its_z_points_in_its_rest_posture() -> None:
+    toward = {name: preset_info(name).z_toward for name in preset_names()}
+    assert toward.pop("ankle") == "up"  # the foot points forward, +Z up to the instep
+    assert set(toward.values()) == {"front"}, toward

@@ -171,12 +171,12 @@ for name in presets.preset_names():
     info = presets.preset_info(name)
     bone = preset_bones[info.kind]
     pose_mode(ob, bone)
-    result = ops.apply_limit_preset(preset=name)
+    result = ops.apply_limit_preset(preset=name, fit="AS_WRITTEN")
     got, want = limit_of(bone), presets.load_preset(name)
     same = result == {"FINISHED"} and spec_dicts_close(got.to_dict(), want.to_dict(), 1e-4)
     checks.check(f"preset {name} on {bone}", same, "" if same else (got, want))
 pose_mode(ob, "upper_arm.R")
-ops.apply_limit_preset(preset="shoulder")
+ops.apply_limit_preset(preset="shoulder", fit="AS_WRITTEN")
 checks.check(
     "shoulder preset on a right-side bone is mirrored",
     spec_dicts_close(
@@ -185,10 +185,23 @@ checks.check(
         1e-4,
     ),
 )
-ops.apply_limit_preset(preset="shoulder", side="LEFT")
+ops.apply_limit_preset(preset="shoulder", side="LEFT", fit="AS_WRITTEN")
 checks.check(
     "side 'As Is' keeps the left-side numbers",
     spec_dicts_close(limit_of("upper_arm.R").to_dict(), presets.load_preset("shoulder").to_dict(), 1e-4),
+)
+for bone in ("upper_arm.L", "upper_arm.R"):  # fitted to the rest pose (the default)
+    pose_mode(ob, bone)
+    ops.apply_limit_preset(preset="shoulder")
+fitted_left = limit_of("upper_arm.L")
+checks.check(
+    "fitted to the rest pose, the preset is turned to the bone's roll",
+    not spec_dicts_close(fitted_left.to_dict(), presets.load_preset("shoulder").to_dict(), 1e-3),
+)
+checks.check(
+    "... and the symmetrized right arm gets the left's mirror image",
+    spec_dicts_close(limit_of("upper_arm.R").to_dict(), mirroring.mirror_limit_exact(fitted_left).to_dict(), 2e-3),
+    limit_of("upper_arm.R").twist_deg,
 )
 pb["spine"].quat_ik.stiffness = 0.3
 pose_mode(ob, "spine")
