@@ -226,12 +226,16 @@ class QUATIK_MT_limit_presets(bpy.types.Menu):
     bl_label = "Joint Limit Presets"
 
     def draw(self, context):
-        from .operators_presets import preset_enum_items
+        from .operators_presets import LIMBS, preset_enum_items
 
         layout = self.layout
         layout.operator_context = "EXEC_REGION_WIN"
         for identifier, label, _description, _number in preset_enum_items(None, context):
             layout.operator("quat_ik.apply_limit_preset", text=label).preset = identifier
+        layout.separator()
+        layout.label(text="Selected Bones, Root to Tip")
+        for identifier, (label, _description, _names, _each) in LIMBS.items():
+            layout.operator("quat_ik.apply_limb_presets", text=label).limb = identifier
 
 
 class QUATIK_MT_joint_limits(bpy.types.Menu):

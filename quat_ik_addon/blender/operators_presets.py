@@ -12,6 +12,9 @@ allows the same anatomical motions from the rig's own rest.
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
+
 import bpy
 import numpy as np
 from bpy.props import EnumProperty
@@ -23,6 +26,41 @@ from .operators_limit_tools import editable_armature, poll_pose_bone, write_limi
 FACINGS = {"NEG_Y": (0.0, -1.0, 0.0), "POS_Y": (0.0, 1.0, 0.0), "POS_X": (1.0, 0.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0)}
 UP = (0.0, 0.0, 1.0)
 TWIST_NOTE_DEG = 0.5  # a fit less exact than this is worth a word in the report
+
+FIT_ITEMS = (
+    (
+        "REST",
+        "Rest Pose",
+        "The bone's rest pose is the preset's rest posture (for most, the anatomical position: limb "
+        "hanging, palms forward); the preset is turned about the bone to face the character's front, "
+        "whatever the bone roll",
+    ),
+    (
+        "POSE",
+        "Current Pose",
+        "The bone is posed in the preset's rest posture (a T- or A-pose character posed with its arms at "
+        "its sides, palms forward): the preset is moved onto the rest pose so it allows the same motions",
+    ),
+    (
+        "AS_WRITTEN",
+        "As Written",
+        "The preset's numbers unchanged: the bone is drawn in the preset's rest posture with its local +Z "
+        "to the front (up for the foot)",
+    ),
+)
+FACING_ITEMS = (
+    ("NEG_Y", "-Y", "The character faces -Y, Blender's convention (its left is +X)"),
+    ("POS_Y", "+Y", "The character faces +Y (its left is -X)"),
+    ("POS_X", "+X", "The character faces +X (its left is +Y)"),
+    ("NEG_X", "-X", "The character faces -X (its left is -Y)"),
+)
+SIDE_DESCRIPTION = "Limb presets are for the left side; a right-side bone needs the mirror image"
+SIDE_ITEMS = (
+    ("AUTO", "Automatic", "Mirror when the bone lies on the character's right side (by Facing)"),
+    ("LEFT", "As Is", "Use the preset as written (left side, or the middle of the body)"),
+    ("RIGHT", "Mirrored", "Use the preset's mirror image (for a right-side bone)"),
+)
+
 
 _preset_items: list = []  # kept alive: Blender does not copy the strings of dynamic enum items
 
@@ -55,89 +93,140 @@ class QUATIK_OT_apply_limit_preset(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     preset: EnumProperty(name="Preset", description="Anatomical joint limit", items=preset_enum_items)
-    fit: EnumProperty(
-        name="Fit",
-        description="How the preset is placed on the bone",
-        items=(
-            (
-                "REST",
-                "Rest Pose",
-                "The bone's rest pose is the preset's rest posture (for most, the anatomical position: limb "
-                "hanging, palms forward); the preset is turned about the bone to face the character's front, "
-                "whatever the bone roll",
-            ),
-            (
-                "POSE",
-                "Current Pose",
-                "The bone is posed in the preset's rest posture (a T- or A-pose character posed with its arms at "
-                "its sides, palms forward): the preset is moved onto the rest pose so it allows the same motions",
-            ),
-            (
-                "AS_WRITTEN",
-                "As Written",
-                "The preset's numbers unchanged: the bone is drawn in the preset's rest posture with its local +Z "
-                "to the front (up for the foot)",
-            ),
-        ),
-        default="REST",
-    )
-    facing: EnumProperty(
-        name="Facing",
-        description="Which way the character faces in the armature (up is +Z)",
-        items=(
-            ("NEG_Y", "-Y", "The character faces -Y, Blender's convention (its left is +X)"),
-            ("POS_Y", "+Y", "The character faces +Y (its left is -X)"),
-            ("POS_X", "+X", "The character faces +X (its left is +Y)"),
-            ("NEG_X", "-X", "The character faces -X (its left is -Y)"),
-        ),
-        default="NEG_Y",
-    )
-    side: EnumProperty(
-        name="Side",
-        description="Limb presets are for the left side; a right-side bone needs the mirror image",
-        items=(
-            ("AUTO", "Automatic", "Mirror when the bone lies on the character's right side (by Facing)"),
-            ("LEFT", "As Is", "Use the preset as written (left side, or the middle of the body)"),
-            ("RIGHT", "Mirrored", "Use the preset's mirror image (for a right-side bone)"),
-        ),
-    )
+    fit: EnumProperty(name="Fit", description="How the preset is placed on the bone", items=FIT_ITEMS, default="REST")
+    facing: EnumProperty(name="Facing", description="Which way the character faces (up is +Z)", items=FACING_ITEMS)
+    side: EnumProperty(name="Side", description=SIDE_DESCRIPTION, items=SIDE_ITEMS)
 
     @classmethod
     def poll(cls, context):
         return poll_pose_bone(cls, context)
 
     def execute(self, context):
-        from ..solver import presets
-        from ..solver.mirroring import mirror_limit_exact
-
         pose_bone = context.active_pose_bone
         if not editable_armature(self, pose_bone.id_data):
             return {"CANCELLED"}
         try:
-            info = presets.preset_info(self.preset)
-            limit = presets.load_preset(self.preset)
+            placed = place_preset(pose_bone, self.preset, self.fit, self.facing, self.side)
         except (KeyError, ValueError) as error:
             self.report({"ERROR"}, f"Cannot load preset '{self.preset}': {error}")
             return {"CANCELLED"}
-        front = np.array(FACINGS[self.facing])
-        left = np.cross(UP, front)
-        on_right = float(np.dot(pose_bone.bone.head_local, left)) < -1e-6
-        mirrored = info.side == "left" and (self.side == "RIGHT" or (self.side == "AUTO" and on_right))
-        if mirrored:
-            limit = mirror_limit_exact(limit)  # a right bone's +Z is still the front: the mirror keeps it
-        notes = []
-        if self.fit != "AS_WRITTEN":
-            fitted = _fitted(limit, pose_bone, front if info.z_toward == "front" else np.array(UP), self.fit)
-            limit = fitted.limit
-            notes = _fit_notes(fitted)
-        limit = _keep_stiffness(limit, pose_bone.quat_ik)
-        write_limit(pose_bone.quat_ik, limit)
+        write_limit(pose_bone.quat_ik, placed.limit)
         runtime.bump()
-        side = " mirrored for the right side" if mirrored else ""
-        placed = {"REST": ", fitted to its rest pose", "POSE": ", fitted to its current pose", "AS_WRITTEN": ""}
-        message = f"{pose_bone.name}: {info.name} preset{side}, {info.kind}{placed[self.fit]}"
-        self.report({"WARNING"} if notes else {"INFO"}, "; ".join((message, *notes)))
+        self.report({"WARNING"} if placed.notes else {"INFO"}, placed.message)
         return {"FINISHED"}
+
+
+# Limbs root to tip: the presets in order, or one preset for every bone (None: any count).
+LIMBS = {
+    "ARM": ("Arm", "Upper arm, forearm and hand", ("shoulder", "elbow", "wrist"), None),
+    "ARM_TWIST": (
+        "Arm with Forearm Twist",
+        "Upper arm, forearm, forearm twist bone and hand",
+        ("shoulder", "elbow", "forearm_twist", "wrist"),
+        None,
+    ),
+    "LEG": ("Leg", "Thigh, shin and foot", ("hip", "knee", "ankle"), None),
+    "FINGER": ("Finger", "Proximal, middle and distal phalanx", ("finger_mcp", "finger_pip", "finger_dip"), None),
+    "SPINE": ("Spine", "Every selected spine bone (each takes a share of the trunk's motion)", (), "spine_segment"),
+    "NECK": ("Neck and Head", "The neck and head bones (each takes half the neck's motion)", (), "neck"),
+}
+
+
+class QUATIK_OT_apply_limb_presets(bpy.types.Operator):
+    """Give the selected bones of a limb their anatomical joint limits, root to tip"""
+
+    bl_idname = "quat_ik.apply_limb_presets"
+    bl_label = "Apply Limb Joint Limit Presets"
+    bl_description = (
+        "Give the selected bones of an arm, leg, finger, spine or neck (one parent chain) their anatomical "
+        "presets, root to tip, fitted to the rest pose or current pose and mirrored on the right side"
+    )
+    bl_options = {"REGISTER", "UNDO"}
+
+    limb: EnumProperty(
+        name="Limb",
+        description="Which presets go on the selected bones, root to tip",
+        items=[(key, label, description) for key, (label, description, _names, _each) in LIMBS.items()],
+    )
+    fit: EnumProperty(
+        name="Fit", description="How the presets are placed on the bones", items=FIT_ITEMS, default="REST"
+    )
+    facing: EnumProperty(name="Facing", description="Which way the character faces (up is +Z)", items=FACING_ITEMS)
+    side: EnumProperty(name="Side", description=SIDE_DESCRIPTION, items=SIDE_ITEMS)
+
+    @classmethod
+    def poll(cls, context):
+        return poll_pose_bone(cls, context)
+
+    def execute(self, context):
+        label, _description, names, each = LIMBS[self.limb]
+        bones, problem = _limb_bones(context.selected_pose_bones or [context.active_pose_bone])
+        if problem is None and each is None and len(bones) != len(names):
+            problem = f"select the {len(names)} bones of the {label.lower()} ({len(bones)} selected)"
+        if problem is not None:
+            self.report({"ERROR"}, f"Cannot apply the {label.lower()} presets: {problem}")
+            return {"CANCELLED"}
+        if not editable_armature(self, bones[0].id_data):
+            return {"CANCELLED"}
+        try:  # every bone first, then write: an error leaves every bone as it was
+            placed = [
+                place_preset(bone, name, self.fit, self.facing, self.side)
+                for bone, name in zip(bones, names or [each] * len(bones), strict=True)
+            ]
+        except (KeyError, ValueError) as error:
+            self.report({"ERROR"}, f"Cannot load the {label.lower()} presets: {error}")
+            return {"CANCELLED"}
+        for bone, preset in zip(bones, placed, strict=True):
+            write_limit(bone.quat_ik, preset.limit)
+        runtime.bump()
+        warned = any(preset.notes for preset in placed)
+        self.report({"WARNING"} if warned else {"INFO"}, " | ".join(preset.message for preset in placed))
+        return {"FINISHED"}
+
+
+def _limb_bones(selected) -> tuple[list, str | None]:
+    """The selected pose bones root to tip, or why they are not one parent chain."""
+    if len({bone.id_data for bone in selected}) != 1:
+        return [], "select bones of one armature"
+    depth = {bone.name: len(bone.parent_recursive) for bone in selected}
+    bones = sorted(selected, key=lambda bone: depth[bone.name])
+    for parent, child in itertools.pairwise(bones):
+        if child.parent != parent:
+            return bones, f"'{child.name}' is not the child of '{parent.name}': select one chain, root to tip"
+    return bones, None
+
+
+@dataclass(frozen=True)
+class PlacedPreset:
+    """A preset ready for one bone, and what to say about it."""
+
+    limit: object  # a rig-spec joint limit
+    message: str
+    notes: tuple[str, ...]
+
+
+def place_preset(pose_bone, name: str, fit: str, facing: str, side: str) -> PlacedPreset:
+    """Preset ``name`` as it goes on ``pose_bone`` (mirrored, fitted, with the bone's own
+    stiffness); writes nothing. KeyError or ValueError when the preset cannot be loaded."""
+    from ..solver import presets
+    from ..solver.mirroring import mirror_limit_exact
+
+    info = presets.preset_info(name)
+    limit = presets.load_preset(name)
+    front = np.array(FACINGS[facing])
+    on_right = float(np.dot(pose_bone.bone.head_local, np.cross(UP, front))) < -1e-6  # left = up × front
+    mirrored = info.side == "left" and (side == "RIGHT" or (side == "AUTO" and on_right))
+    if mirrored:
+        limit = mirror_limit_exact(limit)  # a right bone's +Z is still the front: the mirror keeps it
+    notes: tuple[str, ...] = ()
+    if fit != "AS_WRITTEN":
+        fitted = _fitted(limit, pose_bone, front if info.z_toward == "front" else np.array(UP), fit)
+        limit, notes = fitted.limit, tuple(_fit_notes(fitted))
+    limit = _keep_stiffness(limit, pose_bone.quat_ik)
+    placed = {"REST": ", fitted to its rest pose", "POSE": ", fitted to its current pose", "AS_WRITTEN": ""}[fit]
+    side_note = " mirrored for the right side" if mirrored else ""
+    message = f"{pose_bone.name}: {info.name} preset{side_note}, {info.kind}{placed}"
+    return PlacedPreset(limit, "; ".join((message, *notes)), notes)
 
 
 def _fitted(limit, pose_bone, wanted_z: np.ndarray, fit: str):
@@ -181,4 +270,4 @@ def _keep_stiffness(limit, limits):
     return replace(limit, stiffness=float(limits.stiffness))
 
 
-CLASSES = (QUATIK_OT_apply_limit_preset,)
+CLASSES = (QUATIK_OT_apply_limit_preset, QUATIK_OT_apply_limb_presets)

@@ -20,12 +20,22 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from tests.blender.sessions.common import Checks, addon, pose_mode, reset_scene, submodule
+from tests.blender.sessions.common import (
+    Checks,
+    addon,
+    pose_mode,
+    reset_scene,
+    scene_snapshot,
+    snapshot_difference,
+    submodule,
+)
+from tests.blender.sessions.limit_rig import select_bones, spec_dicts_close
 
 checks = Checks("presets fitted to the rig")
 package = addon().__name__
 conversion = submodule("limit_conversion")
 spec_chain = importlib.import_module(f"{package}.solver.spec_chain")
+presets = importlib.import_module(f"{package}.solver.presets")
 ops = bpy.ops.quat_ik
 BONES = ("upper_arm.L", "forearm.L", "hand.L")
 PRESETS = ("shoulder", "elbow", "wrist")
@@ -155,5 +165,53 @@ check_motions(t_pose, t_pose_zero, "T-pose arm fitted to its anatomical pose")
 checks.check("the anatomical pose itself is allowed", all(allowed(t_pose, name) for name in BONES))
 
 check_some_wrong(t_pose, "REST", t_pose_zero, "the T-pose arm fitted to its rest pose instead gets some motions wrong")
+
+# ---- a whole limb at once: the same limits as bone by bone
+apply_presets(t_pose, "POSE")
+one_by_one = {name: conversion.spec_limit(t_pose.pose.bones[name].quat_ik).to_dict() for name in BONES}
+for name in BONES:
+    t_pose.pose.bones[name].quat_ik.joint_type = "FREE"
+pose_mode(t_pose, "forearm.L")
+select_bones(t_pose, BONES)
+result = ops.apply_limb_presets(limb="ARM", fit="POSE")
+checks.check(
+    "limb presets: the arm's three bones get what they got one by one",
+    result == {"FINISHED"}
+    and all(
+        spec_dicts_close(conversion.spec_limit(t_pose.pose.bones[n].quat_ik).to_dict(), one_by_one[n], 1e-5)
+        for n in BONES
+    ),
+    result,
+)
+
+
+def expect_limb_error(label: str, expected: str, **kwargs) -> None:
+    before = scene_snapshot()
+    try:
+        message = f"no error: {ops.apply_limb_presets(**kwargs)}"
+    except RuntimeError as error:
+        message = str(error)
+    checks.check(f"{label}: clear error", expected in message, message.strip())
+    checks.check(f"{label}: scene unchanged", not snapshot_difference(before, scene_snapshot()))
+
+
+select_bones(t_pose, BONES[:2])
+expect_limb_error("two bones for an arm", "select the 3 bones of the arm (2 selected)", limb="ARM")
+select_bones(t_pose, (BONES[0], BONES[2]))
+expect_limb_error("a gap in the chain", "'hand.L' is not the child of 'upper_arm.L'", limb="ARM")
+select_bones(t_pose, BONES)
+result = ops.apply_limb_presets(limb="SPINE", fit="AS_WRITTEN")
+checks.check(
+    "spine presets go on any number of bones",
+    result == {"FINISHED"}
+    and all(
+        spec_dicts_close(
+            conversion.spec_limit(t_pose.pose.bones[n].quat_ik).to_dict(),
+            presets.load_preset("spine_segment").to_dict(),
+            1e-4,
+        )
+        for n in BONES
+    ),
+)
 
 checks.close()
