@@ -134,7 +134,7 @@ def anatomical_chain_limits(
             zero = parent_axes @ np.asarray(zero[1], dtype=float)
         axes = None if hint is None else axes_frame(rest[:, 1], hint)
         change, k_inverse = rest_change(rest, zero, axes)
-        out.append(retarget_limit(limit, change, k_inverse))
+        out.append(retarget_limit(limit, change, k_inverse, exact_twist=False))  # Blender IK needs plain ranges
         parent_axes = rest @ quat.to_matrix(quat.conjugate(k_inverse))
     return out
 

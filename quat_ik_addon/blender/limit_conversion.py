@@ -55,7 +55,10 @@ def spec_limit(limits) -> spec.JointLimit:
             except spec.RigSpecError as error:
                 raise spec.RigSpecError(f"window {i + 1}: {error}") from None
         twist = _deg_range(limits.twist_min, limits.twist_max) if limits.use_twist_range else None
-        return spec.BallLimit(windows=tuple(windows), twist_deg=twist, stiffness=limits.stiffness)
+        reference = tuple(limits.twist_reference) if limits.use_twist_range and limits.use_twist_reference else None
+        return spec.BallLimit(
+            windows=tuple(windows), twist_deg=twist, stiffness=limits.stiffness, twist_reference=reference
+        )
     return spec.FreeLimit(stiffness=limits.stiffness)
 
 

@@ -141,6 +141,8 @@ class QUATIK_PT_bone_limits(bpy.types.Panel):
             col.prop(limits, "twist_min")
             col.prop(limits, "twist_max")
             _draw_range_note(col, limits.twist_min, limits.twist_max)
+            if limits.use_twist_reference or tuple(limits.twist_reference) != (1.0, 0.0, 0.0, 0.0):  # a fitted preset
+                col.prop(limits, "use_twist_reference")
 
 
 def _draw_range_note(layout, minimum: float, maximum: float) -> None:

@@ -186,6 +186,22 @@ class QuatIKJointLimits(bpy.types.PropertyGroup):
     use_twist_range: BoolProperty(
         name="Limit Twist", description="Keep the twist about the bone within a range", update=_changed
     )
+    use_twist_reference: BoolProperty(
+        name="Fitted Twist",
+        description=(
+            "Measure the twist from the posture a preset was fitted to (set by Apply Joint Limit Preset), so the "
+            "range means the same anatomical twist wherever the bone points; off: measured from the rest pose"
+        ),
+        update=_changed,
+    )
+    twist_reference: FloatVectorProperty(
+        name="Twist Reference",
+        description="The rotation M whose product M·q with the pose rotation q the twist is measured on",
+        size=4,
+        subtype="QUATERNION",
+        default=(1.0, 0.0, 0.0, 0.0),
+        update=_changed,
+    )
     twist_min: FloatProperty(
         name="Min",
         description="Where the twist range about the bone's own axis starts",

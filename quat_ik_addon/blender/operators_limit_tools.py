@@ -117,6 +117,9 @@ def write_limit(limits, limit: spec.JointLimit) -> None:
     limits.use_twist_range = limit.twist_deg is not None
     if limit.twist_deg is not None:
         limits.twist_min, limits.twist_max = (math.radians(a) for a in limit.twist_deg)
+    limits.use_twist_reference = limit.twist_reference is not None
+    if limit.twist_reference is not None:
+        limits.twist_reference = limit.twist_reference
 
 
 def is_default_limit(limit: spec.JointLimit) -> bool:
@@ -224,8 +227,12 @@ def tidy_limit(limit: spec.JointLimit) -> spec.JointLimit:
                 else:
                     corners = tuple((tidy_degrees(a), tidy_degrees(b)) for a, b in window.vertices_deg)
                     windows.append(spec.PolygonWindow(vertices_deg=corners, center=center, x_axis=x_axis))
+            reference = limit.twist_reference
             return spec.BallLimit(
-                windows=tuple(windows), twist_deg=_tidy_range(limit.twist_deg), stiffness=tidy_float32(limit.stiffness)
+                windows=tuple(windows),
+                twist_deg=_tidy_range(limit.twist_deg),
+                stiffness=tidy_float32(limit.stiffness),
+                twist_reference=None if reference is None else tuple(tidy_float32(c) for c in reference),
             )
         if isinstance(limit, spec.HingeLimit):
             return spec.HingeLimit(

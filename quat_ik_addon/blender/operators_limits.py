@@ -69,6 +69,7 @@ def apply_axis_ranges(limits, x: AxisRange, y: AxisRange, z: AxisRange) -> str:
             limits.hinge_min, limits.hinge_max = axis.minimum, axis.maximum
         return "HINGE"
     limits.joint_type = "BALL"
+    limits.use_twist_reference = False  # Blender's twist is measured from the rest pose
     limits.use_twist_range = y.state != "FREE"
     if y.state != "FREE":
         limits.twist_min, limits.twist_max = (y.minimum, y.maximum) if y.state == "LIMITED" else (0.0, 0.0)

@@ -1,5 +1,6 @@
-"""The anatomical preset library on the active bone: the preset as written, or moved onto the
-rig's own rest pose and bone roll (``solver/retarget.py`` does the maths).
+"""The anatomical preset library on the active bone (or a limb's bones): the preset as written,
+or moved onto the rig's own rest pose and bone roll (``solver/retarget.py`` does the maths;
+the windows turn, a ball joint's twist is measured through a reference so its range holds).
 
 A preset is written for a bone in its preset's rest posture (the anatomical position for
 most: standing, arms at the sides, palms forward) with its local +Z to the front (up for the
@@ -25,7 +26,7 @@ from .operators_limit_tools import editable_armature, poll_pose_bone, write_limi
 # The character's front in armature space; up is +Z.
 FACINGS = {"NEG_Y": (0.0, -1.0, 0.0), "POS_Y": (0.0, 1.0, 0.0), "POS_X": (1.0, 0.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0)}
 UP = (0.0, 0.0, 1.0)
-TWIST_NOTE_DEG = 0.5  # a fit less exact than this is worth a word in the report
+HINGE_NOTE_DEG = 0.5  # a posture further off the hinge than this is worth a word in the report
 
 FIT_ITEMS = (
     (
@@ -245,18 +246,11 @@ def _fitted(limit, pose_bone, wanted_z: np.ndarray, fit: str):
 
 
 def _fit_notes(fitted) -> list[str]:
-    """What the report should say about how exact the fit is (swing always is)."""
-    notes = []
-    main, others = fitted.twist_error_deg, fitted.twist_error_other_windows_deg
-    if max(main, others) > TWIST_NOTE_DEG:
-        # Twist from another rest depends on the swing (Codman's paradox): the range is centred on the main window.
-        where = f"±{main:.0f}° over its main window" + (
-            f", ±{others:.0f}° over its others" if others > TWIST_NOTE_DEG else ""
-        )
-        notes.append(f"its twist range holds to {where}")
-    if fitted.hinge_residual_deg > TWIST_NOTE_DEG:
-        notes.append(f"the posture is {fitted.hinge_residual_deg:.1f}° off the hinge")
-    return notes
+    """What the report should say about how exact the fit is: swing and twist always are
+    (the twist through its reference); a hinge is when the posture bends about its axis."""
+    if fitted.hinge_residual_deg > HINGE_NOTE_DEG:
+        return [f"the posture is {fitted.hinge_residual_deg:.1f}° off the hinge"]
+    return []
 
 
 def _keep_stiffness(limit, limits):

@@ -290,19 +290,15 @@ def pose_meshes(solver, pose_rotation, bone_length: float) -> tuple[tuple, objec
     """
     from ..solver import quaternion as quat
     from ..solver.limits import BallJoint
-    from .overlay_geometry import direction_mesh, limit_contact, twist_arc_mesh, twist_marker_mesh
+    from .overlay_geometry import direction_mesh, limit_contact, twist_meshes
 
     q = quat.normalize(np.asarray(pose_rotation, dtype=np.float64))
     contact = limit_contact(solver, q, AT_LIMIT_TOLERANCE)
     meshes = []
-    if isinstance(solver, BallJoint) and solver.twist_range is not None and not solver.twist_range.is_full_circle:
-        direction, twist = quat.swing_twist_y(q)
-        swing = quat.rotation_from_y(direction)
+    if isinstance(solver, BallJoint):
         radius = SIZES["twist_radius_scale"] * bone_length
         height = SIZES["twist_height_scale"] * bone_length
-        meshes.append(twist_arc_mesh(solver.twist_range, radius, height, swing, SIZES["segments"]))
-        role = "warning" if contact.twist else "twist"
-        meshes.append(twist_marker_mesh(float(twist), 1.3 * radius, height, swing, role))
+        meshes.extend(twist_meshes(solver, q, radius, height, contact.twist, SIZES["segments"]))
     role = "warning" if (contact.swing or contact.hinge) else "direction"
     meshes.append(direction_mesh(quat.rotate_y_axis(q), bone_length, role))
     return tuple(meshes), contact

@@ -141,18 +141,29 @@ def limit_overlay(
     if isinstance(solver, BallJoint):
         for window in solver.windows:
             meshes.extend(window_meshes(window, window_scale * bone_length, segments))
-        if solver.twist_range is not None and not solver.twist_range.is_full_circle:
-            direction, twist = quat.swing_twist_y(q)
-            swing = quat.rotation_from_y(direction)
-            radius, height = twist_radius_scale * bone_length, twist_height_scale * bone_length
-            meshes.append(twist_arc_mesh(solver.twist_range, radius, height, swing, segments))
-            role = "warning" if contact.twist else "twist"
-            meshes.append(twist_marker_mesh(float(twist), 1.3 * radius, height, swing, role))
+        radius, height = twist_radius_scale * bone_length, twist_height_scale * bone_length
+        meshes.extend(twist_meshes(solver, q, radius, height, contact.twist, segments))
     elif isinstance(solver, HingeJoint):
         meshes.append(hinge_mesh(solver, window_scale * bone_length, segments))
     direction_role = "warning" if (contact.swing or contact.hinge) else "direction"
     meshes.append(direction_mesh(quat.rotate_y_axis(q), bone_length, direction_role))
     return LimitOverlay(tuple(mesh.transformed(frame_matrix) for mesh in meshes), contact)
+
+
+def twist_meshes(
+    solver: BallJoint, q: np.ndarray, radius: float, height: float, on_limit: bool, segments: int = 48
+) -> tuple[OverlayMesh, ...]:
+    """A ball joint's twist range as an arc around the bone as it points in pose ``q``, and
+    the twist's marker (``"warning"`` when ``on_limit``); none when the twist is free."""
+    if solver.twist_range is None or solver.twist_range.is_full_circle:
+        return ()
+    direction, twist = solver.split(q)
+    swing = solver.untwisted(direction)  # where twist 0 puts the bone's +Z, pointing this way
+    role = "warning" if on_limit else "twist"
+    return (
+        twist_arc_mesh(solver.twist_range, radius, height, swing, segments),
+        twist_marker_mesh(float(twist), 1.3 * radius, height, swing, role),
+    )
 
 
 def limit_contact(
@@ -172,7 +183,7 @@ def limit_contact(
     q = quat.normalize(np.asarray(pose_rotation, dtype=np.float64).reshape(1, 4))  # the solver works on batches
     violation = float(solver.violation(q)[0])
     if isinstance(solver, BallJoint):
-        directions, twists = quat.swing_twist_y(q)
+        directions, twists = solver.split(q)
         swing_hit = False
         if solver.reach is not None:
             pushed = _pushed_directions(directions[0], tolerance)

@@ -183,6 +183,11 @@ class BallJoint:
     direction is clamped into the union of ``windows`` (none: any direction) with ``clamp_mode``
     "closest" (Blow's nearest allowed direction) or "boundary" (Wilhelms–Van Gelder's wall
     crossing), and the twist into ``twist_range`` (None: free twist).
+
+    ``twist_reference`` (a unit quaternion M) measures the twist of M·q instead of q's: a
+    limit written for another rest frame (an anatomical preset on a T-pose rig, ``retarget.py``)
+    keeps its twist range exactly, where twist measured from this rest would depend on the
+    swing (Codman's paradox). The windows stay in this bone's frame.
     """
 
     windows: tuple[ReachWindow, ...] = ()
@@ -190,12 +195,35 @@ class BallJoint:
     clamp_mode: str = "closest"
     stiffness: float = 0.0
     use_fast_paths: bool = True
+    twist_reference: Array | None = None
 
     def __post_init__(self) -> None:
         if self.clamp_mode not in CLAMP_MODES:
             raise ValueError(f"clamp_mode must be one of {CLAMP_MODES}, not {self.clamp_mode!r}")
         object.__setattr__(self, "windows", tuple(self.windows))
         object.__setattr__(self, "_reach", ReachWindows(self.windows) if self.windows else None)
+        if self.twist_reference is not None:
+            reference = quat.normalize(np.asarray(self.twist_reference, dtype=float).reshape(4))
+            object.__setattr__(self, "twist_reference", reference)
+
+    def split(self, q: Array) -> tuple[Array, Array]:
+        """The bone direction (this frame) and the twist the range limits (of M·q with a twist
+        reference M, else of q)."""
+        if self.twist_reference is None:
+            return quat.swing_twist_y(q)
+        return quat.rotate_y_axis(q), quat.swing_twist_y(quat.multiply(self.twist_reference, q))[1]
+
+    def untwisted(self, direction: Array) -> Array:
+        """The rotation pointing the bone along ``direction`` with twist 0 as ``split`` measures it."""
+        if self.twist_reference is None:
+            return quat.rotation_from_y(direction)
+        # M·q = S(M·d) has twist 0, and q·ŷ = Mᵀ·S(M·d)·ŷ = d.
+        reference = self.twist_reference
+        return quat.multiply(quat.conjugate(reference), quat.rotation_from_y(quat.rotate(reference, direction)))
+
+    def _join(self, direction: Array, twist: Array) -> Array:
+        """The rotation with this bone direction and twist (``split``'s inverse)."""
+        return quat.multiply(self.untwisted(direction), quat.from_y_angle(twist))
 
     @property
     def reach(self) -> ReachWindows | None:
@@ -207,7 +235,7 @@ class BallJoint:
         """Pointing through the first window's middle, twisted half way through the range."""
         direction = np.array([0.0, 1.0, 0.0]) if not self.windows else self.windows[0].reference
         twist = 0.0 if self.twist_range is None else self.twist_range.middle
-        return quat.multiply(quat.rotation_from_y(direction), quat.from_y_angle(twist))
+        return self._join(direction, np.asarray(twist))
 
     def _inside(self, direction: Array, twist: Array) -> NDArray[np.bool_]:
         """Rows that certainly need no clamping, by the cheapest tests first (Blow's fast paths)."""
@@ -230,7 +258,7 @@ class BallJoint:
         if self.reach is None and self.twist_range is None:
             return q
         # One split serves both the inside tests and the clamp of the rows outside.
-        direction, twist = quat.swing_twist_y(q)
+        direction, twist = self.split(q)
         outside = ~self._inside(direction, twist)
         if not outside.any():
             return q
@@ -240,12 +268,12 @@ class BallJoint:
         if self.twist_range is not None:
             twist = self.twist_range.clamp(twist)
         clamped = q.copy()
-        clamped[outside] = quat.multiply(quat.rotation_from_y(direction), quat.from_y_angle(twist))
+        clamped[outside] = self._join(direction, twist)
         return clamped
 
     def violation(self, q: Array) -> Array:
         """How far outside, in radians: swing angle outside the windows plus twist outside."""
-        direction, twist = quat.swing_twist_y(quat.normalize(q))
+        direction, twist = self.split(quat.normalize(q))
         outside = np.zeros(direction.shape[:-1])
         if self.reach is not None:
             outside = outside + self.reach.angle_outside(direction)
@@ -270,7 +298,7 @@ class BallJoint:
                 pending[pending] = ~self.reach.contains(directions[pending], 0.0)
             directions[pending] = self.reach.clamp(directions[pending], "closest")
         twist_range = self.twist_range or AngleRange(-np.pi, np.pi)
-        return quat.multiply(quat.rotation_from_y(directions), quat.from_y_angle(twist_range.sample(rng, count)))
+        return self._join(directions, twist_range.sample(rng, count))
 
 
 def _uniform_directions(rng: np.random.Generator, count: int) -> Array:

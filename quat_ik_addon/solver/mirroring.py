@@ -241,7 +241,10 @@ def _mirror_limit(limit: spec.JointLimit, reflection: np.ndarray) -> spec.JointL
     if isinstance(limit, spec.BallLimit):
         twist = None if limit.twist_deg is None else _negated_range(limit.twist_deg)
         windows = tuple(mirror_window(window, reflection) for window in limit.windows)
-        return replace(limit, windows=windows, twist_deg=twist)
+        reference = limit.twist_reference
+        if reference is not None:  # twist of (C M Cᵀ)·(C q Cᵀ) = C (M q) Cᵀ: the mirrored twist
+            reference = _mirrored_rotation(reference, reflection)
+        return replace(limit, windows=windows, twist_deg=twist, twist_reference=reference)
     if isinstance(limit, spec.HingeLimit):
         axis = np.asarray(limit.axis, dtype=np.float64)
         mirrored = -(reflection @ axis)
@@ -252,6 +255,15 @@ def _mirror_limit(limit: spec.JointLimit, reflection: np.ndarray) -> spec.JointL
         angle_range = None if limit.range_deg is None else _negated_range(limit.range_deg)
         return replace(limit, axis=_clean(-mirrored), range_deg=angle_range)
     return limit  # free and fixed joints look the same from either side
+
+
+def _mirrored_rotation(rotation, reflection: np.ndarray) -> tuple[float, float, float, float]:
+    """``C R Cᵀ`` as a quaternion; for ``C = D`` exactly ``(w, x, −y, −z)``."""
+    w, x, y, z = rotation
+    if np.array_equal(reflection, MIRROR_X):
+        return (w, x, -y + 0.0, -z + 0.0)
+    matrix = reflection @ quat.to_matrix(np.asarray(rotation, dtype=np.float64)) @ reflection.T
+    return tuple(float(c) + 0.0 for c in quat.canonical(quat.from_matrix(matrix)))
 
 
 def _negated_range(angle_range: tuple[float, float]) -> tuple[float, float]:

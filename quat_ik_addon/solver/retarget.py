@@ -24,11 +24,14 @@ ways to find them:
 Swing maps exactly: window centres and plane axes turn by ``Mᵀ`` and polygon corners keep
 their numbers. A hinge keeps its range about the axis ``Mᵀ a``, shifted by the rig's bend
 about it at the anatomical zero (exact when that bend lies in the hinge's plane; the residual
-is returned). Twist does not map to a fixed range: in rig terms it is the anatomical twist
-plus an offset that depends on the swing direction (Codman's paradox: a loop of swings
-twists the bone). The range is shifted by the offset's mean over the first (main) window;
-its largest deviation from that mean, over that window and over the others, is returned as
-the error.
+is returned). Twist measured from the rig's rest is the anatomical twist plus an offset that
+depends on the swing direction (Codman's paradox: a loop of swings twists the bone), so no
+shifted range holds it. Exactly, the limit keeps its twist range and measures it on ``M·q``
+(``BallLimit.twist_reference``): ``q_anat = M·q·K`` with ``K`` a turn about the bone by κ,
+whose twist is that of ``M·q`` plus κ, so the range moves by −κ. Where only a plain range will
+do (Blender's IK limits, the sample rigs' comparison), ``exact_twist=False`` shifts the range
+by the offset's mean over the first (main) window and returns its largest deviation from that
+mean, over that window and over the others, as the error.
 
 numpy only; no ``bpy``.
 """
@@ -110,8 +113,11 @@ def pose_change(anatomical_pose: npt.ArrayLike, twist: float) -> tuple[np.ndarra
     return quat.to_matrix(quat.conjugate(zero)), quat.conjugate(turn)
 
 
-def retarget_limit(limit: spec.JointLimit, change: np.ndarray, k_inverse: np.ndarray) -> Retargeted:
-    """The rig-frame version of an anatomical ``limit``: rig poses ``Mᵀ q_anat K⁻¹``."""
+def retarget_limit(
+    limit: spec.JointLimit, change: np.ndarray, k_inverse: np.ndarray, *, exact_twist: bool = True
+) -> Retargeted:
+    """The rig-frame version of an anatomical ``limit``: rig poses ``Mᵀ q_anat K⁻¹``; the twist
+    range measured through a twist reference (exact), or shifted (``exact_twist=False``)."""
     if isinstance(limit, (spec.FreeLimit, spec.FixedLimit)):
         return Retargeted(limit, 0.0, 0.0)
     back = change.T  # anatomical -> rig directions
@@ -124,14 +130,20 @@ def retarget_limit(limit: spec.JointLimit, change: np.ndarray, k_inverse: np.nda
         shifted = None if limit.range_deg is None else _shifted(limit.range_deg, offset)
         return Retargeted(replace(limit, axis=_clean(axis), range_deg=shifted), 0.0, math.degrees(residual))
     windows, offsets = [], []
+    if exact_twist and limit.twist_deg is not None:
+        for window in limit.windows:
+            windows.append(_turned_window(window, back))
+        reference = quat.from_matrix(change)  # twist(M q K) = twist(M q) + κ
+        if limit.twist_reference is not None:
+            reference = quat.multiply(np.asarray(limit.twist_reference, dtype=float), reference)
+        kappa = -float(quat.swing_twist_y(k_inverse)[1])
+        rounded = tuple(float(round(c, 12)) + 0.0 for c in quat.canonical(reference))
+        moved = replace(
+            limit, windows=tuple(windows), twist_deg=_shifted(limit.twist_deg, -kappa), twist_reference=rounded
+        )
+        return Retargeted(moved, 0.0, 0.0)
     for window in limit.windows:
-        center = back @ np.asarray(window.center, dtype=float)
-        if isinstance(window, spec.ConeWindow):
-            moved = replace(window, center=_clean(center))
-        else:
-            _, u, _ = window_plane_axes(window.center, window.x_axis)
-            moved = replace(window, center=_clean(center), x_axis=_clean(back @ u))
-        windows.append(moved)
+        windows.append(_turned_window(window, back))
         swings = quat.rotation_from_y(window_samples(solver_window(window)))  # no anatomical twist
         offsets.append(quat.swing_twist_y(quat.multiply(quat.multiply(m_inverse, swings), k_inverse))[1])
     if not windows:  # free swing: the offset at the anatomical rest direction
@@ -142,6 +154,15 @@ def retarget_limit(limit: spec.JointLimit, change: np.ndarray, k_inverse: np.nda
     twist = None if limit.twist_deg is None else _shifted(limit.twist_deg, middle)
     others = max(errors[1:], default=0.0)
     return Retargeted(replace(limit, windows=tuple(windows), twist_deg=twist), errors[0], 0.0, others)
+
+
+def _turned_window(window: spec.ReachWindow, back: np.ndarray) -> spec.ReachWindow:
+    """The window with its centre and plane axes turned by ``back`` (its corners unchanged)."""
+    center = back @ np.asarray(window.center, dtype=float)
+    if isinstance(window, spec.ConeWindow):
+        return replace(window, center=_clean(center))
+    _, u, _ = window_plane_axes(window.center, window.x_axis)
+    return replace(window, center=_clean(center), x_axis=_clean(back @ u))
 
 
 def _shifted(angle_range: tuple[float, float], offset: float) -> tuple[float, float]:

@@ -52,6 +52,7 @@ FORMAT = "quat_ik.rig_spec"
 VERSION = 1
 
 Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
 Range = tuple[float, float]
 
 # A bone whose tail is within this distance of its head has no direction.
@@ -169,6 +170,17 @@ def _direction(value: object, field: str) -> Vec3:
     if math.sqrt(sum(c * c for c in vec)) <= 1e-12:
         raise RigSpecError("must be a non-zero direction, got [0, 0, 0]", field=field)
     return vec  # type: ignore[return-value]
+
+
+def _rotation(value: object, field: str) -> Quat:
+    """A unit quaternion ``(w, x, y, z)``: any non-zero length, normalised."""
+    q = _vector(value, 4, field)
+    norm = math.sqrt(sum(c * c for c in q))
+    if norm <= 1e-12:
+        raise RigSpecError("must be a non-zero quaternion, got [0, 0, 0, 0]", field=field)
+    if abs(norm - 1.0) <= 1e-9:  # unit already: keep the numbers, so files round-trip exactly
+        return q  # type: ignore[return-value]
+    return tuple(c / norm for c in q)  # type: ignore[return-value]
 
 
 def _angle_range(value: object, field: str) -> Range:
@@ -318,13 +330,15 @@ class BallLimit:
     ``windows`` union (the bone may point through any of them); no windows means swing
     is free.  ``twist_deg = (min, max)`` limits the twist about the swung bone to the angles
     turning from min up to max (through ±180 when max > 180 or min < -180); ``None`` leaves
-    twist free.  ``stiffness`` in [0, 1] is the share of a CCD step the joint refuses.
+    twist free.  ``twist_reference = (w, x, y, z)`` measures that twist on ``M·q`` instead
+    of the pose ``q`` (a preset fitted to another rest pose; see ``retarget.py``).  ``stiffness`` in [0, 1] is the share of a CCD step the joint refuses.
     """
 
     type: ClassVar[str] = "ball"
     windows: tuple[ReachWindow, ...] = ()
     twist_deg: Range | None = None
     stiffness: float = 0.0
+    twist_reference: Quat | None = None
 
     def __post_init__(self) -> None:
         windows = self.windows
@@ -340,11 +354,15 @@ class BallLimit:
         if self.twist_deg is not None:
             _set(self, "twist_deg", _angle_range(self.twist_deg, "twist_deg"))
         _set(self, "stiffness", _stiffness(self.stiffness))
+        if self.twist_reference is not None:
+            _set(self, "twist_reference", _rotation(self.twist_reference, "twist_reference"))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "windows": [w.to_dict() for w in self.windows]}
         if self.twist_deg is not None:
             out["twist_deg"] = list(self.twist_deg)
+        if self.twist_reference is not None:
+            out["twist_reference"] = list(self.twist_reference)
         out["stiffness"] = self.stiffness
         return out
 
@@ -772,13 +790,16 @@ def _limit_from_dict(data: object) -> JointLimit:
             f"unknown limit type {_show(kind)} (expected one of: {', '.join(_LIMIT_TYPES)})", field="type"
         )
     if kind == "ball":
-        _check_keys(limit, required=("type",), optional=("windows", "twist_deg", "stiffness"))
+        _check_keys(limit, required=("type",), optional=("windows", "twist_deg", "twist_reference", "stiffness"))
         windows = []
         for i, window_data in enumerate(_list(limit.get("windows", []), "windows")):
             with _context(field=f"windows[{i}]"):
                 windows.append(_window_from_dict(window_data))
         return BallLimit(
-            windows=tuple(windows), twist_deg=limit.get("twist_deg"), stiffness=limit.get("stiffness", 0.0)
+            windows=tuple(windows),
+            twist_deg=limit.get("twist_deg"),
+            twist_reference=limit.get("twist_reference"),
+            stiffness=limit.get("stiffness", 0.0),
         )
     if kind == "hinge":
         _check_keys(limit, required=("type",), optional=("axis", "range_deg", "stiffness"))

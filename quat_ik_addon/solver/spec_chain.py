@@ -41,6 +41,7 @@ def solver_limit(limit: spec.JointLimit, *, clamp_mode: str = "closest") -> Join
             twist_range=_angle_range(limit.twist_deg),
             clamp_mode=clamp_mode,
             stiffness=limit.stiffness,
+            twist_reference=None if limit.twist_reference is None else np.asarray(limit.twist_reference, dtype=float),
         )
     return FreeJoint(limit.stiffness)
 

@@ -76,6 +76,11 @@ LIMITS = {
     "ball_elliptic": BallJoint((EllipticConeWindow(Y_AXIS, X_AXIS, Z_AXIS, (1.0, 0.3)),), None),
     "ball_two_windows": BallJoint((ConeWindow(Y_AXIS, 0.5), ConeWindow(-Y_AXIS, 0.5)), AngleRange(-0.2, 0.2)),
     "ball_outside_rest": BallJoint((polygon_window_deg([(20, 20), (50, 20), (40, 50)]),), AngleRange(0.3, 0.6)),
+    "ball_twist_reference": BallJoint(
+        (polygon_window_deg([(-40, -30), (50, -30), (60, 40), (-30, 50)], center=np.array([0.6, 0.3, -0.5])),),
+        AngleRange(-0.5, 0.8),
+        twist_reference=quat.normalize(np.array([0.8, 0.3, -0.2, 0.4])),
+    ),
     "fixed": FixedJoint(),
     "free": FreeJoint(),
 }

@@ -155,6 +155,11 @@ def _hand_made_limits() -> list[spec.JointLimit]:
             twist_deg=(-35.0, 80.0),
             stiffness=0.25,
         ),
+        spec.BallLimit(  # a preset fitted to another rest: twist measured through a reference
+            windows=(cone_polygon(50.0, 8, center=tilted),),
+            twist_deg=(-60.0, 45.0),
+            twist_reference=(0.8, 0.2, -0.4, 0.4),
+        ),
         spec.HingeLimit(axis=(0.0, 1.0, 0.0), range_deg=(-80.0, 60.0)),
         spec.HingeLimit(axis=(-1.0, 0.2, 0.3), range_deg=(5.0, 150.0), stiffness=0.1),
         spec.HingeLimit(axis=(0.0, 0.0, 1.0)),
@@ -236,6 +241,9 @@ def _assert_limits_close(got: spec.JointLimit, expected: spec.JointLimit) -> Non
     assert type(got) is type(expected)
     if isinstance(expected, spec.BallLimit):
         assert got.twist_deg == expected.twist_deg and got.stiffness == expected.stiffness
+        assert (got.twist_reference is None) == (expected.twist_reference is None)
+        if expected.twist_reference is not None:
+            assert quat.angle_between(np.array(got.twist_reference), np.array(expected.twist_reference)) < 1e-9
         for window, original in zip(got.windows, expected.windows, strict=True):
             assert type(window) is type(original)
             np.testing.assert_allclose(

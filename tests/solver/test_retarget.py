@@ -142,6 +142,8 @@ def test_a_t_pose_bone_posed_anatomically_gets_the_preset_motions(name: str, rol
         moved.reach.contains(quat.rotate_y_axis(rig_poses), 1e-9),
         original.reach.contains(quat.rotate_y_axis(anatomical_poses), 1e-9),
     )
+    # With the twist measured through the reference, every pose is exactly as far outside.
+    np.testing.assert_allclose(moved.violation(rig_poses), original.violation(anatomical_poses), atol=1e-9)
     # The anatomical zero itself is the posed rig pose; inside poses stay inside up to the twist error.
     assert quat.angle_between(quat.multiply(quat.conjugate(quat.from_matrix(change)), k_inverse), pose) < 1e-9
     allowed = original.sample(np.random.default_rng(RNG_SEED), 500)
@@ -187,3 +189,18 @@ def test_fit_to_posture_is_the_pose_change_with_the_twist_to_the_front() -> None
     fitted = fit_to_posture(preset, frame, pose, FRONT)
     expected = retarget_limit(preset, *pose_change(pose, front_twist(frame, FRONT)))
     assert fitted == expected
+
+
+@pytest.mark.parametrize("name", ["shoulder", "hip", "wrist"])
+def test_a_plain_twist_range_is_approximate_and_says_how_much(name: str) -> None:
+    """Without a twist reference (the sample rigs, Blender's IK) the range is shifted by the
+    mean offset over the main window, and the error bounds how far allowed poses stray."""
+    preset = load_preset(name)
+    rest = axes_frame((1.0, 0.0, 0.0), (0.0, -1.0, 0.0))  # a T-pose bone, +Z to the front
+    change, k_inverse = rest_change(rest, HANGING)
+    fitted = retarget_limit(preset, change, k_inverse, exact_twist=False)
+    assert fitted.limit.twist_reference is None and fitted.twist_error_deg > 1.0
+    allowed = solver_limit(preset).sample(np.random.default_rng(RNG_SEED), 500)
+    rig = quat.multiply(quat.multiply(quat.conjugate(quat.from_matrix(change)), allowed), k_inverse)
+    errors = max(fitted.twist_error_deg, fitted.twist_error_other_windows_deg)
+    assert np.max(solver_limit(fitted.limit).violation(rig)) <= np.radians(errors) + 1e-6

@@ -768,3 +768,14 @@ def test_a_range_through_180_round_trips_and_means_the_back_of_the_circle(arm3_d
     assert loads_rig_spec(spec.dumps()) == spec
     solver = solver_limit(spec.limits["forearm"])
     assert solver.angle_range.contains(np.pi) and not solver.angle_range.contains(0.0)
+
+
+def test_a_twist_reference_round_trips_normalised_and_is_checked(arm3_dict) -> None:
+    arm3_dict["limits"]["upper_arm"]["twist_reference"] = [2.0, 0.0, 2.0, 0.0]
+    spec = loads_rig_spec(json.dumps(arm3_dict))
+    reference = spec.limits["upper_arm"].twist_reference
+    assert reference == pytest.approx((math.sqrt(0.5), 0.0, math.sqrt(0.5), 0.0))
+    assert loads_rig_spec(spec.dumps()) == spec
+    arm3_dict["limits"]["upper_arm"]["twist_reference"] = [0, 0, 0, 0]
+    with pytest.raises(RigSpecError, match=r"bone 'upper_arm': limits.twist_reference: must be a non-zero quaternion"):
+        loads_rig_spec(json.dumps(arm3_dict))

@@ -9,7 +9,9 @@ arm, must be allowed or refused alike on both rigs: flexing the shoulder 90° (a
 extending it 90° (refused: extension stops at 60°), raising the arm sideways 90° (allowed),
 bringing it 60° across the body (refused: adduction stops at 30°), bending the elbow 90°
 (allowed) or over-straightening it by 30° (refused), flexing the wrist 60° toward the palm
-(allowed) and 85° back (refused). As written, the presets get these wrong on both rigs.
+(allowed) and 85° back (refused), and rotating the arm about itself within its twist range,
+hanging or flexed (Codman's paradox makes the last one exact only with the fitted twist
+reference). As written, the presets get these wrong on both rigs.
 
 argv: WORKDIR
 """
@@ -121,6 +123,12 @@ MOTIONS = (
     ("shoulder extended 90°", "upper_arm.L", turn(LEFT, 90.0), False),
     ("shoulder abducted 90°", "upper_arm.L", turn(-FRONT, -90.0), True),
     ("shoulder adducted 60°", "upper_arm.L", turn(-FRONT, 60.0), False),
+    ("shoulder rotated 60° inward", "upper_arm.L", turn(DOWN, 60.0), True),  # twist about the hanging bone
+    ("shoulder rotated 85° inward", "upper_arm.L", turn(DOWN, 85.0), False),  # internal rotation stops at 70°
+    ("shoulder rotated 80° outward", "upper_arm.L", turn(DOWN, -80.0), True),
+    ("shoulder rotated 100° outward", "upper_arm.L", turn(DOWN, -100.0), False),  # external stops at 90°
+    ("shoulder flexed 90° and rotated 60° inward", "upper_arm.L", turn(FRONT, 60.0) @ turn(LEFT, -90.0), True),
+    ("shoulder flexed 90° and rotated 85° inward", "upper_arm.L", turn(FRONT, 85.0) @ turn(LEFT, -90.0), False),
     ("elbow flexed 90°", "forearm.L", turn(LEFT, -90.0), True),
     ("elbow hyperextended 30°", "forearm.L", turn(LEFT, 30.0), False),
     ("wrist flexed 60° toward the palm", "hand.L", turn(LEFT, -60.0), True),
@@ -163,6 +171,12 @@ checks.check("fitted to its rest pose, the rest pose is allowed", all(allowed(ha
 apply_presets(t_pose, "POSE")
 check_motions(t_pose, t_pose_zero, "T-pose arm fitted to its anatomical pose")
 checks.check("the anatomical pose itself is allowed", all(allowed(t_pose, name) for name in BONES))
+shoulder = t_pose.pose.bones["upper_arm.L"].quat_ik
+reference = conversion.spec_limit(shoulder).twist_reference
+checks.check("the fitted shoulder measures its twist through a reference", reference is not None, reference)
+shoulder.use_twist_reference = False
+checks.check("'Fitted Twist' off: twist from the rest pose", conversion.spec_limit(shoulder).twist_reference is None)
+shoulder.use_twist_reference = True
 
 check_some_wrong(t_pose, "REST", t_pose_zero, "the T-pose arm fitted to its rest pose instead gets some motions wrong")
 
