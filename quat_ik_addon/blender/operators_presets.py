@@ -82,7 +82,19 @@ def preset_label(name: str) -> str:
     return " ".join(w.upper() if w in ("mcp", "pip", "dip") else w.capitalize() for w in words)
 
 
-class QUATIK_OT_apply_limit_preset(bpy.types.Operator):
+class _PresetPlacement:
+    """How presets go on bones: the options and poll both preset operators share."""
+
+    fit: EnumProperty(name="Fit", description="How presets are placed on the bones", items=FIT_ITEMS, default="REST")
+    facing: EnumProperty(name="Facing", description="Which way the character faces (up is +Z)", items=FACING_ITEMS)
+    side: EnumProperty(name="Side", description=SIDE_DESCRIPTION, items=SIDE_ITEMS)
+
+    @classmethod
+    def poll(cls, context):
+        return poll_pose_bone(cls, context)
+
+
+class QUATIK_OT_apply_limit_preset(_PresetPlacement, bpy.types.Operator):
     """Give the active bone an anatomical joint limit from the preset library"""
 
     bl_idname = "quat_ik.apply_limit_preset"
@@ -94,13 +106,6 @@ class QUATIK_OT_apply_limit_preset(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     preset: EnumProperty(name="Preset", description="Anatomical joint limit", items=preset_enum_items)
-    fit: EnumProperty(name="Fit", description="How the preset is placed on the bone", items=FIT_ITEMS, default="REST")
-    facing: EnumProperty(name="Facing", description="Which way the character faces (up is +Z)", items=FACING_ITEMS)
-    side: EnumProperty(name="Side", description=SIDE_DESCRIPTION, items=SIDE_ITEMS)
-
-    @classmethod
-    def poll(cls, context):
-        return poll_pose_bone(cls, context)
 
     def execute(self, context):
         pose_bone = context.active_pose_bone
@@ -133,7 +138,7 @@ LIMBS = {
 }
 
 
-class QUATIK_OT_apply_limb_presets(bpy.types.Operator):
+class QUATIK_OT_apply_limb_presets(_PresetPlacement, bpy.types.Operator):
     """Give the selected bones of a limb their anatomical joint limits, root to tip"""
 
     bl_idname = "quat_ik.apply_limb_presets"
@@ -149,15 +154,6 @@ class QUATIK_OT_apply_limb_presets(bpy.types.Operator):
         description="Which presets go on the selected bones, root to tip",
         items=[(key, label, description) for key, (label, description, _names, _each) in LIMBS.items()],
     )
-    fit: EnumProperty(
-        name="Fit", description="How the presets are placed on the bones", items=FIT_ITEMS, default="REST"
-    )
-    facing: EnumProperty(name="Facing", description="Which way the character faces (up is +Z)", items=FACING_ITEMS)
-    side: EnumProperty(name="Side", description=SIDE_DESCRIPTION, items=SIDE_ITEMS)
-
-    @classmethod
-    def poll(cls, context):
-        return poll_pose_bone(cls, context)
 
     def execute(self, context):
         label, _description, names, each = LIMBS[self.limb]
