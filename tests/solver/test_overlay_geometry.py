@@ -214,10 +214,12 @@ def test_new_modules_do_not_import_bpy() -> None:
     modules = ", ".join(
         f"quat_ik_addon.{name}"
         for name in (
+            "blender.euler_math",
             "blender.overlay_geometry",
             "solver.limit_fitting",
             "solver.mirroring",
             "solver.presets",
+            "solver.retarget",
             "solver.window_shapes",
         )
     )
@@ -228,3 +230,22 @@ def test_new_modules_do_not_import_bpy() -> None:
 def test_bad_bone_length_is_refused() -> None:
     with pytest.raises(ValueError):
         limit_overlay(BALL, np.eye(4), 0.0)
+
+
+def test_a_twist_reference_draws_the_arc_where_the_bone_points_at_each_allowed_twist() -> None:
+    """With a twist reference the arc's ends are where the bone's +Z points at the range's ends
+    (the poses the clamp allows), and the marker shows the twist the range limits."""
+    limit = spec.BallLimit(windows=(WINDOWS["cone"],), twist_deg=(-30.0, 60.0), twist_reference=(0.8, 0.2, -0.4, 0.4))
+    solver = solver_limit(limit)
+    pose = solver.sample(np.random.default_rng(2), 1)[0]
+    radius, height = 0.15, 0.3  # limit_overlay's scales for a bone of length 1
+    meshes = limit_overlay(limit, np.eye(4), 1.0, pose).meshes
+    arc, marker = (mesh.vertices.astype(np.float64) for mesh in meshes if mesh.color_role == "twist")
+    direction, twist = solver.split(pose[None])
+    for end, angle in ((arc[1], -30.0), (arc[-1], 60.0)):
+        at_end = solver.untwisted(direction)[0]
+        expected = quat.rotate(quat.multiply(at_end, quat.from_y_angle(math.radians(angle))), [0.0, height, radius])
+        np.testing.assert_allclose(end, expected, atol=1e-6)
+    # The marker points where the bone's own +Z points now.
+    np.testing.assert_allclose(marker[1] - marker[0], 1.3 * radius * quat.rotate(pose, [0.0, 0.0, 1.0]), atol=1e-6)
+    assert -30.0 <= math.degrees(float(twist[0])) <= 60.0
