@@ -2,18 +2,20 @@
 or moved onto the rig's own rest pose and bone roll (``solver/retarget.py`` does the maths;
 the windows turn, a ball joint's twist is measured through a reference so its range holds).
 
-A preset is written for a bone in its preset's rest posture (the anatomical position for
-most: standing, arms at the sides, palms forward) with its local +Z to the front (up for the
-foot). A rig is rarely drawn that way: arms in a T- or A-pose, bone rolls set for other
-reasons. "Rest Pose" turns the preset about the bone so its front is the character's front
-whatever the roll; "Current Pose" takes the bone's current pose as the preset's rest posture
-(pose a T-pose character with its arms at its sides, palms forward, then apply), so the limit
-allows the same anatomical motions from the rig's own rest.
+A preset is written for a bone in the anatomical position (standing, arms at the sides, palms
+forward) with its local +Z to the front (up for the foot; the forearm twist is measured from
+thumb-forward, so there it stands 90° into supination). A rig is rarely drawn that way: arms
+in a T- or A-pose, bone rolls set for other reasons. "Rest Pose" turns the preset about the
+bone so its front is the character's front whatever the roll; "Current Pose" takes the bone's
+current pose as the anatomical position (pose a T-pose character with its arms at its sides,
+palms forward, then apply), so the limit allows the same anatomical motions from the rig's
+own rest.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import bpy
@@ -32,21 +34,20 @@ FIT_ITEMS = (
     (
         "REST",
         "Rest Pose",
-        "The bone's rest pose is the preset's rest posture (for most, the anatomical position: limb "
-        "hanging, palms forward); the preset is turned about the bone to face the character's front, "
-        "whatever the bone roll",
+        "The bone's rest pose is the anatomical position (standing, arms at the sides, palms forward); "
+        "the preset is turned about the bone to face the character's front, whatever the bone roll",
     ),
     (
         "POSE",
         "Current Pose",
-        "The bone is posed in the preset's rest posture (a T- or A-pose character posed with its arms at "
+        "The bone is posed in the anatomical position (a T- or A-pose character posed with its arms at "
         "its sides, palms forward): the preset is moved onto the rest pose so it allows the same motions",
     ),
     (
         "AS_WRITTEN",
         "As Written",
-        "The preset's numbers unchanged: the bone is drawn in the preset's rest posture with its local +Z "
-        "to the front (up for the foot)",
+        "The preset's numbers unchanged: the bone is drawn in the preset's own rest posture with its "
+        "local +Z to the front (up for the foot)",
     ),
 )
 FACING_ITEMS = (
@@ -211,13 +212,16 @@ def place_preset(pose_bone, name: str, fit: str, facing: str, side: str) -> Plac
     info = presets.preset_info(name)
     limit = presets.load_preset(name)
     front = np.array(FACINGS[facing])
-    on_right = float(np.dot(pose_bone.bone.head_local, np.cross(UP, front))) < -1e-6  # left = up × front
+    left = np.cross(UP, front)
+    on_right = float(np.dot(pose_bone.bone.head_local, left)) < -1e-6
     mirrored = info.side == "left" and (side == "RIGHT" or (side == "AUTO" and on_right))
-    if mirrored:
-        limit = mirror_limit_exact(limit)  # a right bone's +Z is still the front: the mirror keeps it
+    limit_twist = math.radians(info.anatomical_twist_deg)
+    if mirrored:  # the mirror flips twist; front and up lie in the mirror plane, lateral crosses it
+        limit, limit_twist, left = mirror_limit_exact(limit), -limit_twist, -left
     notes: tuple[str, ...] = ()
     if fit != "AS_WRITTEN":
-        fitted = _fitted(limit, pose_bone, front if info.z_toward == "front" else np.array(UP), fit)
+        wanted_z = {"front": front, "up": np.array(UP), "lateral": left}[info.z_toward]
+        fitted = _fitted(limit, pose_bone, wanted_z, limit_twist, fit)
         limit, notes = fitted.limit, tuple(_fit_notes(fitted))
     limit = _keep_stiffness(limit, pose_bone.quat_ik)
     placed = {"REST": ", fitted to its rest pose", "POSE": ", fitted to its current pose", "AS_WRITTEN": ""}[fit]
@@ -226,8 +230,8 @@ def place_preset(pose_bone, name: str, fit: str, facing: str, side: str) -> Plac
     return PlacedPreset(limit, "; ".join((message, *notes)), notes)
 
 
-def _fitted(limit, pose_bone, wanted_z: np.ndarray, fit: str):
-    """The preset moved onto the bone held in the preset's rest posture: at rest, or as posed now."""
+def _fitted(limit, pose_bone, wanted_z: np.ndarray, limit_twist: float, fit: str):
+    """The preset moved onto the bone held in the anatomical position: at rest, or as posed now."""
     from ..solver import quaternion as quat
     from ..solver.retarget import fit_to_posture
     from .rotation_modes import current_quaternion
@@ -238,7 +242,7 @@ def _fitted(limit, pose_bone, wanted_z: np.ndarray, fit: str):
     else:
         frame = np.array(pose_bone.bone.matrix_local.to_3x3().normalized(), dtype=np.float64)
         rotation = quat.IDENTITY
-    return fit_to_posture(limit, frame, rotation, wanted_z)
+    return fit_to_posture(limit, frame, rotation, wanted_z, limit_twist)
 
 
 def _fit_notes(fitted) -> list[str]:

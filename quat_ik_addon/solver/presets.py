@@ -65,10 +65,11 @@ class PresetInfo:
     side: str  # "left" (mirror for the right) or "middle"
     description: str
     rest_pose: str
-    z_toward: str  # where local +Z points in the rest pose, in the body's terms: "front" or "up"
+    z_toward: str  # where local +Z points in the anatomical position: "front", "up" or "lateral"
     built_with: str
     motions: tuple[PresetMotion, ...]
     sources: tuple[str, ...]  # full citations of the motions' sources
+    anatomical_twist_deg: float = 0.0  # the preset's own twist in the anatomical position (a turn about +Y)
 
 
 def preset_names() -> tuple[str, ...]:
@@ -106,6 +107,7 @@ def preset_info(name: str) -> PresetInfo:
         built_with=entry["built_with"],
         motions=motions,
         sources=tuple(index["sources"][key] for key in cited),
+        anatomical_twist_deg=float(entry.get("anatomical_twist_deg", 0.0)),
     )
 
 

@@ -104,13 +104,19 @@ def front_twist(posed_frame: npt.ArrayLike, front: npt.ArrayLike) -> float:
     return math.atan2(float(np.dot(y, np.cross(z, wanted))), float(np.dot(z, wanted)))
 
 
-def pose_change(anatomical_pose: npt.ArrayLike, twist: float) -> tuple[np.ndarray, np.ndarray]:
+def pose_change(
+    anatomical_pose: npt.ArrayLike, twist: float, limit_twist: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
     """``(M, K⁻¹)`` for a bone posed in the anatomical position (module docstring): its pose
     rotation there, and the ``twist`` (radians, :func:`front_twist`) about it that lines its
-    +Z up with anatomy's."""
+    +Z up with anatomy's. ``limit_twist`` is where the limit's own frame stands there, turned
+    about the bone from its zero (a forearm twist measured from thumb-forward stands at −90°
+    with the palm forward): the anatomical position is then ``q_anat = T_y(limit_twist)``."""
     turn = quat.from_y_angle(twist)
-    zero = quat.multiply(quat.normalize(np.asarray(anatomical_pose, dtype=float)), turn)  # Mᵀ
-    return quat.to_matrix(quat.conjugate(zero)), quat.conjugate(turn)
+    zero = quat.multiply(
+        quat.normalize(np.asarray(anatomical_pose, dtype=float)), quat.from_y_angle(twist - limit_twist)
+    )
+    return quat.to_matrix(quat.conjugate(zero)), quat.conjugate(turn)  # Mᵀ = P·T·T_y(−limit_twist)
 
 
 def retarget_limit(
@@ -184,9 +190,12 @@ def _rotation3(matrix) -> np.ndarray:
     return m[:3, :3] if m.shape == (4, 4) else m
 
 
-def fit_to_posture(limit: spec.JointLimit, posed_frame, pose_rotation, wanted_z) -> Retargeted:
-    """``limit``, written for a bone in some posture with its +Z toward ``wanted_z``, moved
-    onto a rig bone held in that posture: ``posed_frame`` is the bone's 3×3 frame there and
-    ``pose_rotation`` its pose rotation (identity when its rest is that posture), with
-    ``wanted_z`` in the same space as ``posed_frame``."""
-    return retarget_limit(limit, *pose_change(pose_rotation, front_twist(posed_frame, wanted_z)))
+def fit_to_posture(
+    limit: spec.JointLimit, posed_frame, pose_rotation, wanted_z, limit_twist: float = 0.0
+) -> Retargeted:
+    """``limit``, for a bone whose +Z points toward ``wanted_z`` in some posture (standing at
+    ``limit_twist`` in its own terms, :func:`pose_change`), moved onto a rig bone held in that
+    posture: ``posed_frame`` is the bone's 3×3 frame there and ``pose_rotation`` its pose
+    rotation (identity when its rest is that posture), ``wanted_z`` in ``posed_frame``'s space."""
+    twist = front_twist(posed_frame, wanted_z)
+    return retarget_limit(limit, *pose_change(pose_rotation, twist, limit_twist))

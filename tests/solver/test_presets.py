@@ -116,7 +116,10 @@ def test_knee_bends_backward_and_elbow_forward() -> None:
     assert quat.rotate_y_axis(elbow_bent)[2] == pytest.approx(1.0)
 
 
-def test_every_preset_says_where_its_z_points_in_its_rest_posture() -> None:
+def test_every_preset_says_where_its_z_points_in_the_anatomical_position() -> None:
     toward = {name: preset_info(name).z_toward for name in preset_names()}
     assert toward.pop("ankle") == "up"  # the foot points forward, +Z up to the instep
+    # Measured from thumb-forward, the forearm twist stands fully supinated with the palm forward.
+    assert toward.pop("forearm_twist") == "lateral" and preset_info("forearm_twist").anatomical_twist_deg == -90.0
     assert set(toward.values()) == {"front"}, toward
+    assert all(preset_info(name).anatomical_twist_deg == 0.0 for name in toward)

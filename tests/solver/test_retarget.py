@@ -204,3 +204,18 @@ def test_a_plain_twist_range_is_approximate_and_says_how_much(name: str) -> None
     rig = quat.multiply(quat.multiply(quat.conjugate(quat.from_matrix(change)), allowed), k_inverse)
     errors = max(fitted.twist_error_deg, fitted.twist_error_other_windows_deg)
     assert np.max(solver_limit(fitted.limit).violation(rig)) <= np.radians(errors) + 1e-6
+
+
+def test_the_forearm_twist_is_fitted_from_the_palm_forward_posture() -> None:
+    """The forearm twist preset counts from thumb-forward; a forearm hanging palm forward (its
+    +Z to the side, the thumb's way) stands at full supination, so its rest is −90° in the
+    preset's terms: pronation 80° is 170° from it, supination 80° is 10° from it, and
+    thumb-forward (90° of pronation from the rest) is the middle."""
+    preset = load_preset("forearm_twist")  # about +Y, -80°..80° (supination negative)
+    lateral = np.array([1.0, 0.0, 0.0])  # a left arm: away from the body
+    rest = axes_frame((0.0, 0.0, -1.0), lateral)
+    fitted = fit_to_posture(preset, rest, quat.IDENTITY, lateral, math.radians(-90.0))
+    assert fitted.hinge_residual_deg < 1e-9
+    assert fitted.limit.axis == pytest.approx((0.0, 1.0, 0.0)) and fitted.limit.range_deg == pytest.approx(
+        (10.0, 170.0)
+    )

@@ -167,6 +167,15 @@ check_some_wrong(hanging, "AS_WRITTEN", hanging_zero, "as written, the rolled ar
 apply_presets(hanging, "REST")
 check_motions(hanging, hanging_zero, "rolled arm fitted to its rest pose")
 checks.check("fitted to its rest pose, the rest pose is allowed", all(allowed(hanging, name) for name in BONES))
+pose_mode(hanging, "forearm.L")  # its +Z points away from the body: the thumb's way, palm forward
+ops.apply_limit_preset(preset="forearm_twist", fit="REST")
+twist_hinge = conversion.spec_limit(hanging.pose.bones["forearm.L"].quat_ik)
+checks.check(
+    "a forearm twist fitted palm forward: pronation 80° from thumb-forward is 170° from the rest",
+    np.allclose(twist_hinge.range_deg, (10.0, 170.0), atol=1e-3),
+    twist_hinge.range_deg,
+)
+ops.apply_limit_preset(preset="elbow", fit="REST")
 
 apply_presets(t_pose, "POSE")
 check_motions(t_pose, t_pose_zero, "T-pose arm fitted to its anatomical pose")
