@@ -71,11 +71,16 @@ def finish():
         start_modal_bake()
     if ticks[0] < 6:
         return 0.5
-    action = ob.animation_data.action if ob.animation_data else None
-    keyed = action is not None and len(submodule("compat").all_action_fcurves(action)) > 0
-    print(f"MODAL_BAKE_{'DONE' if keyed and bpy.context.scene.frame_current == 1 else 'MISSING'}", flush=True)
-    with bpy.context.temp_override(window=window, area=area):
-        bpy.ops.screen.screenshot(filepath=str(workdir / "sidebar.png"))
+    if ticks[0] == 6:
+        action = ob.animation_data.action if ob.animation_data else None
+        keyed = action is not None and len(submodule("compat").all_action_fcurves(action)) > 0
+        print(f"MODAL_BAKE_{'DONE' if keyed and bpy.context.scene.frame_current == 1 else 'MISSING'}", flush=True)
+        with bpy.context.temp_override(window=window, area=area):
+            bpy.ops.screen.screenshot(filepath=str(workdir / "sidebar.png"))
+            # The preset menu (single bones and limbs) draws when opened: errors would print here.
+            result = bpy.ops.wm.call_menu(name="QUATIK_MT_limit_presets")
+        print(f"PRESET_MENU_OPENED {result}", flush=True)
+        return 0.5
     print("WINDOW_PANELS_DONE", flush=True)
     bpy.ops.wm.quit_blender()
     return None
