@@ -28,6 +28,7 @@ def _registered_classes() -> tuple:
         operators_limit_tools,
         operators_limits,
         operators_presets,
+        operators_windows,
         panels,
         properties,
     )
@@ -39,6 +40,7 @@ def _registered_classes() -> tuple:
         *operators_limits.CLASSES,
         *operators_limit_tools.CLASSES,
         *operators_presets.CLASSES,
+        *operators_windows.CLASSES,
         *operators_bake.CLASSES,
         *panels.CLASSES,
         *limits_panel.CLASSES,

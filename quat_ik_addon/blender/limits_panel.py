@@ -4,7 +4,8 @@
   elliptic cone or polygon windows with shape presets and an editable corner list, twist
   range), fixed or free, and stiffness — with the anatomical presets
   (``operators_presets.py``), copy, mirror, reset and fit-from-action tools
-  (``operators_limit_tools.py``). An invalid limit says why.
+  (``operators_limit_tools.py``), the window shapes (``operators_windows.py``). An invalid
+  limit says why.
 * "Joint Limit Overlay": the viewport drawing's switch and options (``scene.quat_ik``).
 * "Rig Limits": import and export of the whole armature's limits as a rig spec file.
 
@@ -129,6 +130,7 @@ class QUATIK_PT_bone_limits(bpy.types.Panel):
                     col.operator("quat_ik.polygon_vertex_remove", icon="REMOVE", text="")
                     col.separator()
                     col.operator("quat_ik.polygon_make_convex", icon="MESH_DATA", text="")
+                    col.operator("quat_ik.polygon_split_convex", icon="MOD_EXPLODE", text="")
                     if 0 <= window.active_vertex_index < len(window.vertices):
                         corner = window.vertices[window.active_vertex_index]
                         box.prop(corner, "angles", text=f"Corner {window.active_vertex_index + 1}")
@@ -163,6 +165,10 @@ def _draw_problem(layout, pose_bone) -> None:
         box.alert = True
         for i, line in enumerate(_wrap(str(error), 44)):
             box.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
+        if "not convex" in str(error):  # a dented polygon: its hull, or convex pieces of it
+            row = box.row(align=True)
+            row.operator("quat_ik.polygon_make_convex", text="Make Convex")
+            row.operator("quat_ik.polygon_split_convex", text="Split")
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -252,6 +258,7 @@ class QUATIK_MT_joint_limits(bpy.types.Menu):
         layout.operator_menu_enum("quat_ik.window_shape_preset", "shape", text="Reach Window Shape")
         layout.operator("quat_ik.window_to_polygon")
         layout.operator("quat_ik.polygon_make_convex")
+        layout.operator("quat_ik.polygon_split_convex")
         layout.separator()
         layout.operator("quat_ik.limits_copy_to_selected")
         layout.operator("quat_ik.limits_mirror")

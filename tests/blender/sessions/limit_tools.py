@@ -144,6 +144,28 @@ try:
 except spec.RigSpecError as error:
     problem = str(error)
 checks.check("a concave polygon is refused by the rig spec", "window 1" in problem, problem)
+count = len(limits.windows)
+result = ops.polygon_split_convex()
+pieces = [corners_deg(limits.windows[i]).round(3).tolist() for i in (0, 1)]
+checks.check(
+    "split: the dented polygon becomes two convex windows, the second right after it",
+    result == {"FINISHED"} and len(limits.windows) == count + 1 and isinstance(limit_of("upper_arm.L"), spec.BallLimit),
+    pieces,
+)
+checks.check(
+    "... which together keep every corner",
+    {tuple(c) for piece in pieces for c in piece} == {(-30, -30), (30, -30), (5, 0), (30, 30), (-30, 30)},
+    pieces,
+)
+checks.check("split on a convex polygon changes nothing", ops.polygon_split_convex() == {"CANCELLED"})
+limits.windows.remove(1)
+square.vertices.clear()
+for corner in ((-30, -30), (30, 30), (30, -30), (-30, 30)):  # a bow-tie
+    square.vertices.add().angles = np.radians(corner)
+expect_error("split a polygon that crosses itself", ops.polygon_split_convex, "crosses itself")
+square.vertices.clear()
+for corner in ((-30, -30), (30, -30), (5, 0), (30, 30), (-30, 30)):
+    square.vertices.add().angles = np.radians(corner)
 result = ops.polygon_make_convex()
 checks.check(
     "make convex drops the inner corner",
