@@ -209,7 +209,19 @@ class QUATIK_OT_window_to_polygon(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class QUATIK_OT_polygon_make_convex(bpy.types.Operator):
+class _PolygonTool:
+    """The poll both polygon tools share: a polygon window with at least three corners."""
+
+    @classmethod
+    def poll(cls, context):
+        window = active_window(context)
+        if window is None or window.shape != "POLYGON" or len(window.vertices) < 3:
+            compat.poll_message(cls, "Select a polygon window with at least three corners")
+            return False
+        return True
+
+
+class QUATIK_OT_polygon_make_convex(_PolygonTool, bpy.types.Operator):
     """Drop the corners that make the selected polygon window concave"""
 
     bl_idname = "quat_ik.polygon_make_convex"
@@ -219,14 +231,6 @@ class QUATIK_OT_polygon_make_convex(bpy.types.Operator):
         "in counter-clockwise order"
     )
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        window = active_window(context)
-        if window is None or window.shape != "POLYGON" or len(window.vertices) < 3:
-            compat.poll_message(cls, "Select a polygon window with at least three corners")
-            return False
-        return True
 
     def execute(self, context):
         from ..solver.window_shapes import convex_hull_2d
@@ -248,7 +252,7 @@ class QUATIK_OT_polygon_make_convex(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class QUATIK_OT_polygon_split_convex(bpy.types.Operator):
+class QUATIK_OT_polygon_split_convex(_PolygonTool, bpy.types.Operator):
     """Split the selected polygon window, dents and all, into convex windows"""
 
     bl_idname = "quat_ik.polygon_split_convex"
@@ -258,14 +262,6 @@ class QUATIK_OT_polygon_split_convex(bpy.types.Operator):
         "windows whose union is exactly its shape"
     )
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        window = active_window(context)
-        if window is None or window.shape != "POLYGON" or len(window.vertices) < 3:
-            compat.poll_message(cls, "Select a polygon window with at least three corners")
-            return False
-        return True
 
     def execute(self, context):
         from ..solver import rig_spec as spec
