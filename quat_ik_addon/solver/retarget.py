@@ -19,7 +19,8 @@ ways to find them:
   direction by the shortest arc, is no twist";
 * :func:`pose_change` from a posed rig: ``P`` the bone's pose rotation in the anatomical
   position and ``T`` the turn about the bone that points its posed +Z where anatomy's +Z
-  points; then ``Mᵀ = P T`` and ``K = T``.
+  points; then ``Mᵀ = P T`` and ``K = T`` (times ``T_y(−α)`` on ``Mᵀ`` for a limit whose own
+  zero is a turn α away from the anatomical position, as the forearm twist's is).
 
 Swing maps exactly: window centres and plane axes turn by ``Mᵀ`` and polygon corners keep
 their numbers. A hinge keeps its range about the axis ``Mᵀ a``, shifted by the rig's bend
