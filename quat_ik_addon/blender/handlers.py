@@ -3,9 +3,17 @@
 All are ``@persistent`` so they survive loading another file. None of them raises: a failing
 chain stores its message on the chain (for the panel), prints it once, and keeps its pose.
 The solver modules are imported on first use, so registering costs nothing.
+
+While a Live chain's inputs keep changing (a target being dragged) it is solved without
+restarts, so every update stays cheap; a chain that then misses its goal gets its restarts
+from a ``bpy.app.timers`` callback once its inputs have rested ``REST_SECONDS``
+(``run_resting``). In the background no event loop runs timers, so there each update
+restarts at once (``runtime.restarts_wait_for_rest`` decides).
 """
 
 from __future__ import annotations
+
+import time
 
 import bpy
 from bpy.app.handlers import persistent
@@ -14,6 +22,7 @@ from . import compat, runtime
 
 LIVE_MODES = frozenset({"LIVE", "PER_FRAME"})
 FRAME_MODES = frozenset({"PER_FRAME"})
+REST_SECONDS = 0.25  # inputs unchanged this long: the drag has paused, run the waiting restarts
 
 
 def _chains(ob, modes):
@@ -48,12 +57,15 @@ def _fingerprint(ob, chains, depsgraph):
     return tuple(parts)
 
 
-def _solve(ob, chains, depsgraph, *, reason: str) -> None:
-    """Solve and write; failures are recorded on the chains and printed once, never raised."""
+def _solve(ob, chains, depsgraph, *, reason: str, restarts=None) -> list:
+    """Solve and write; failures are recorded on the chains and printed once, never raised.
+    ``restarts``: when Live chains run theirs (``pose_solve.Restarts``; default now)."""
     from . import pose_solve
 
     runtime.stats["solves"] += 1
-    reports = pose_solve.solve_current_frame(ob, chains, depsgraph, warm_start=lambda c: c.mode == "LIVE")
+    reports = pose_solve.solve_current_frame(
+        ob, chains, depsgraph, warm_start=lambda c: c.mode == "LIVE", restarts=restarts or pose_solve.Restarts.NOW
+    )
     for report in reports:
         key = (ob.name_full, report.chain.name)
         if report.error:
@@ -61,6 +73,64 @@ def _solve(ob, chains, depsgraph, *, reason: str) -> None:
             runtime.report_once(key, f"{reason} solve on '{ob.name}' failed: {report.error}")
         else:
             runtime.clear_reports(key)
+    return reports
+
+
+def _restarts_waiting(reports) -> list:
+    """The Live chains whose goal was missed by a solve that left their restarts for later."""
+    return [
+        report.chain
+        for report in reports
+        if report.solution is not None
+        and report.chain.mode == "LIVE"
+        and report.chain.restarts > 0
+        and not report.solution.outcome.converged.all()
+    ]
+
+
+def _solve_live(ob, chains, depsgraph, fingerprint) -> None:
+    """A Live update: restarts wait for the inputs to rest when a timer can run them."""
+    from . import pose_solve
+
+    if not runtime.restarts_wait_for_rest(bpy.app.background):
+        _solve(ob, chains, depsgraph, reason="Live")
+        return
+    reports = _solve(ob, chains, depsgraph, reason="Live", restarts=pose_solve.Restarts.WHEN_RESTING)
+    if _restarts_waiting(reports):
+        runtime.resting_due[ob.name_full] = (time.monotonic() + REST_SECONDS, fingerprint)
+        if not bpy.app.timers.is_registered(run_resting):
+            bpy.app.timers.register(run_resting, first_interval=REST_SECONDS)
+    else:
+        runtime.resting_due.pop(ob.name_full, None)
+
+
+def run_resting(now: float | None = None) -> float | None:
+    """Timer callback: the waiting restarts of armatures whose inputs have rested since their
+    last Live update (moved again since: that update waits anew). Returns the seconds to the
+    next one due, or None when none waits (which ends the timer)."""
+    from . import pose_solve
+
+    now = time.monotonic() if now is None else now
+    for name, (due, fingerprint) in list(runtime.resting_due.items()):
+        if due > now:
+            continue
+        del runtime.resting_due[name]
+        ob = bpy.data.objects.get(name)
+        if ob is None or ob.type != "ARMATURE" or runtime.solving_suspended():
+            continue  # deleted or renamed since; or a bake runs (its own pose wins)
+
+        def work(ob=ob, fingerprint=fingerprint):
+            depsgraph = bpy.context.evaluated_depsgraph_get()
+            if _fingerprint(ob, _chains(ob, LIVE_MODES), depsgraph) != fingerprint:
+                return  # changed in a way no update has solved yet: the next update decides
+            waiting = [c for c in _chains(ob, {"LIVE"}) if c.restarts > 0 and not c.status_converged]
+            if waiting:
+                runtime.stats["resting_solves"] += 1
+                _solve(ob, waiting, depsgraph, reason="Live", restarts=pose_solve.Restarts.NOW)
+
+        _run_guarded(ob, "Live solve", work)
+    due = [when for when, _ in runtime.resting_due.values()]
+    return max(min(due) - now, 0.01) if due else None
 
 
 def _run_guarded(ob, what: str, function) -> None:
@@ -92,7 +162,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
             if runtime.last_inputs.get(key) == fingerprint:
                 return
             runtime.last_inputs[key] = fingerprint
-            _solve(ob, chains, depsgraph, reason="Live")
+            _solve_live(ob, chains, depsgraph, fingerprint)
 
         _run_guarded(ob, "Live solve", work)
 
@@ -153,9 +223,11 @@ def register() -> None:
 
 
 def unregister() -> None:
-    """Remove every handler register() installed."""
+    """Remove every handler register() installed, and the timer of waiting restarts."""
     for list_name, function in _HANDLERS:
         _remove_ours(getattr(bpy.app.handlers, list_name), function)
+    if bpy.app.timers.is_registered(run_resting):
+        bpy.app.timers.unregister(run_resting)
     runtime.forget_all()
 
 

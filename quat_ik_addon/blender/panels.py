@@ -9,7 +9,7 @@ import textwrap
 
 import bpy
 
-from . import properties
+from . import properties, runtime
 
 
 class QUATIK_UL_chains(bpy.types.UIList):
@@ -171,6 +171,8 @@ class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
         col.label(text=f"Error: {error}")
         col.label(text=f"Sweeps: {chain.status_iterations}")
         col.label(text=f"Restarts: {chain.status_restarts}")
+        if chain.mode == "LIVE" and not chain.status_converged and context.object.name_full in runtime.resting_due:
+            col.label(text="Restarts run when the target rests", icon="TIME")
 
 
 def _wrap(text: str, width: int) -> list[str]:

@@ -8,6 +8,7 @@ chain's status on the chain for the panel. Problems never raise: they come back 
 from __future__ import annotations
 
 import dataclasses
+import enum
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,14 +38,28 @@ def rig_and_options(ob, chain) -> tuple[rig_reader.ChainRig, solve_adapter.Solve
     return rig, solve_adapter.options_for(chain, learned)
 
 
-def read_job(ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False) -> chain_solve.ChainJob:
+class Restarts(enum.Enum):
+    """When a chain solved warm from its current pose runs its restarts (``read_job``)."""
+
+    NOW = "now"  # in this solve (Solve Now, and Live posing in the background)
+    # Not while the inputs keep changing: Live posing in the UI. A round of restarts costs up
+    # to ~150 ms (8 poses × 40 iterations on the 3-bone benchmark chain), a visible stutter
+    # while the target is dragged; the handlers run them once the inputs rest.
+    WHEN_RESTING = "when resting"
+
+
+def read_job(
+    ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False, restarts: Restarts = Restarts.NOW
+) -> chain_solve.ChainJob:
     """A chain's job for the current frame; ChainError if it cannot be read."""
     rig, options = rig_and_options(ob, chain)
-    if warm_start and chain.status_iterations > 0 and not chain.status_converged:
-        # Posing live while the target stays out of reach: restarts cannot reach it either,
-        # and running them on every update would make dragging the target sluggish. The pose
-        # tracks its closest miss as a baked sequence does.
-        options = solve_adapter.tracking_a_miss(options)
+    if warm_start and restarts is Restarts.WHEN_RESTING:
+        if chain.status_iterations > 0 and not chain.status_converged:
+            # The target stays out of reach while it moves: the pose tracks its closest miss
+            # with a few iterations an update, as a baked sequence does.
+            options = solve_adapter.tracking_a_miss(options)
+        else:
+            options = solve_adapter.without_restarts(options)
     inputs = rig_reader.read_frame_inputs(rig, depsgraph)
     return chain_solve.ChainJob(
         rig=rig,
@@ -56,20 +71,21 @@ def read_job(ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False) 
 
 
 def solve_current_frame(
-    ob, chains, depsgraph, *, warm_start, write: bool = True, record: bool = True
+    ob, chains, depsgraph, *, warm_start, write: bool = True, record: bool = True, restarts: Restarts = Restarts.NOW
 ) -> list[ChainReport]:
     """Solve ``chains`` (priority order) of armature ``ob`` at the current frame.
 
     ``warm_start`` is a bool or a function of the chain: start from the current pose (live
-    posing) rather than from rest (deterministic, as per-frame mode and baking do). With
-    ``record`` each chain's status is stored on it (call ``record_status`` later otherwise).
+    posing) rather than from rest (deterministic, as per-frame mode and baking do); such a
+    chain runs its ``restarts`` as told. With ``record`` each chain's status is stored on it
+    (call ``record_status`` later otherwise).
     """
     reports: dict[int, ChainReport] = {}
     jobs, job_chains = [], []
     for index, chain in enumerate(chains):
         warm = warm_start(chain) if callable(warm_start) else warm_start
         try:
-            jobs.append(read_job(ob, chain, depsgraph, warm_start=warm))
+            jobs.append(read_job(ob, chain, depsgraph, warm_start=warm, restarts=restarts))
             job_chains.append((index, chain))
         except ChainError as error:
             reports[index] = ChainReport(chain, None, f"Chain '{rig_reader.chain_label(chain)}': {error}")

@@ -84,6 +84,10 @@ def tracking_a_miss(options: SolverOptions) -> SolverOptions:
     return replace(options, settings=tracking_settings(options.settings))
 
 
+def without_restarts(options: SolverOptions) -> SolverOptions:
+    return replace(options, settings=replace(options.settings, restarts=0))
+
+
 def _goals(request: SolveRequest, options: SolverOptions) -> Goals:
     if request.orientations is None or options.orientation_weight <= 0.0:
         return Goals.of(request.positions)

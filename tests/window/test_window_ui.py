@@ -121,3 +121,14 @@ def test_blenders_rotate_tool_stays_where_our_locks_allow(window_session) -> Non
         assert case["free_outside_deg"] > 1.0, case  # the same turn without locks is outside
     # Far from rest, Blender's rule for which XYZ Euler triple it locks is the one that holds.
     assert max(case.get("other_triple_outside_deg", 0.0) for case in cases) > 1.0, cases
+
+
+def test_live_restarts_wait_until_the_target_rests(window_session) -> None:
+    """A Live update that misses runs no restarts (a round can take 100 ms, a stutter while
+    dragging) and leaves them waiting; with the target at rest Blender's timer runs them."""
+    rest = window_session.results["live_rest"]
+    assert rest["first_update"] is not None, "the live handler never ran"
+    restarts, converged, waiting = rest["first_update"]
+    assert (restarts, converged, waiting) == (0, False, True), rest
+    assert rest["resting_solves"] == 1, rest
+    assert rest["restarts_after_rest"] > 0 and not rest["waiting_after_rest"], rest

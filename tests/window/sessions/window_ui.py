@@ -21,6 +21,9 @@ events and redraws):
 5. Blender's rotate tool on a bone with locked quaternion and axis-angle channels (4D and
    not): where it leaves the rotation is what the add-on's locks allow there.
 
+Between 3 and 4, the Live chain's target is moved out of its limits' reach: the update runs
+no restarts, and the add-on's timer runs them once the target has rested.
+
 Everything measured goes to ``OUT_DIR/results.json``; the test reads it and the PNGs. Python
 errors raised while Blender draws a panel are printed, not raised: the test scans the output.
 
@@ -388,6 +391,38 @@ def rotate_tool_locks():
     yield 0.2
 
 
+def live_rest():
+    """Drag the Live chain's target where its limits cannot reach: the update runs no
+    restarts and leaves them waiting; once the target rests, the add-on's timer runs them."""
+    ob, target = bpy.data.objects["Rig"], bpy.data.objects["Target"]
+    chain = ob.quat_ik.chains["Arm"]
+    runtime = submodule("runtime")
+    seen = []
+
+    def watch(_scene, _depsgraph=None):  # runs after the add-on's handler
+        seen.append((chain.status_restarts, chain.status_converged, ob.name_full in runtime.resting_due))
+
+    bpy.app.handlers.depsgraph_update_post.append(watch)
+    rested_before = runtime.stats["resting_solves"]
+    home = tuple(target.location)
+    target.location = (-1.0, 0.0, 1.5)  # behind the shoulder: no window lets the arm point there
+    yield from wait_until(lambda: runtime.stats["resting_solves"] > rested_before, 10.0)
+    bpy.app.handlers.depsgraph_update_post.remove(watch)
+    results["live_rest"] = {
+        "first_update": seen[0] if seen else None,
+        "resting_solves": runtime.stats["resting_solves"] - rested_before,
+        "restarts_after_rest": chain.status_restarts,
+        "waiting_after_rest": ob.name_full in runtime.resting_due,
+    }
+    target.location = home
+    yield 0.5
+    # Solved once more where it already reaches, so its status reads as after an undo (which
+    # forgets what was solved: the first update after one solves again, in no iteration).
+    chain.iterations = chain.iterations
+    yield 0.5
+    bpy.ops.ed.undo_push(message="Live rest test")  # Ctrl+Z in the undo cases comes back here
+
+
 def set_addon_enabled(enabled: bool):
     operator = bpy.ops.preferences.addon_enable if enabled else bpy.ops.preferences.addon_disable
     results["enabled" if enabled else "disabled"] = sorted(operator(module=ADDON_MODULE))
@@ -404,6 +439,7 @@ def session():
     rest_the_mouse()
     yield from screenshots("_disabled")
     yield from set_addon_enabled(True)
+    yield from live_rest()
     yield from undo_cases()
     yield from rotate_tool_locks()
 
