@@ -4,11 +4,12 @@ All are ``@persistent`` so they survive loading another file. None of them raise
 chain stores its message on the chain (for the panel), prints it once, and keeps its pose.
 The solver modules are imported on first use, so registering costs nothing.
 
-While a Live chain's inputs keep changing (a target being dragged) it is solved without
-restarts, so every update stays cheap; a chain that then misses its goal gets its restarts
-from a ``bpy.app.timers`` callback once its inputs have rested ``REST_SECONDS``
-(``run_resting``). In the background no event loop runs timers, so there each update
-restarts at once (``runtime.restarts_wait_for_rest`` decides).
+While a Live chain's inputs keep changing (a target being dragged) each update gives it a
+few iterations and no restarts, so the viewport never stalls; a chain left short of its goal
+is finished with its full settings (iterations and restarts) by a ``bpy.app.timers``
+callback once its inputs have rested ``REST_SECONDS`` (``run_resting``). In the background
+no event loop runs timers, so there every update is a full solve
+(``runtime.finishes_at_rest`` decides).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from . import compat, runtime
 
 LIVE_MODES = frozenset({"LIVE", "PER_FRAME"})
 FRAME_MODES = frozenset({"PER_FRAME"})
-REST_SECONDS = 0.25  # inputs unchanged this long: the drag has paused, run the waiting restarts
+REST_SECONDS = 0.25  # inputs unchanged this long: the drag has paused, finish what it left
 
 
 def _chains(ob, modes):
@@ -57,14 +58,14 @@ def _fingerprint(ob, chains, depsgraph):
     return tuple(parts)
 
 
-def _solve(ob, chains, depsgraph, *, reason: str, restarts=None) -> list:
+def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
     """Solve and write; failures are recorded on the chains and printed once, never raised.
-    ``restarts``: when Live chains run theirs (``pose_solve.Restarts``; default now)."""
+    ``effort``: how hard Live chains work (``pose_solve.Effort``; default their full settings)."""
     from . import pose_solve
 
     runtime.stats["solves"] += 1
     reports = pose_solve.solve_current_frame(
-        ob, chains, depsgraph, warm_start=lambda c: c.mode == "LIVE", restarts=restarts or pose_solve.Restarts.NOW
+        ob, chains, depsgraph, warm_start=lambda c: c.mode == "LIVE", effort=effort or pose_solve.Effort.FULL
     )
     for report in reports:
         key = (ob.name_full, report.chain.name)
@@ -76,27 +77,15 @@ def _solve(ob, chains, depsgraph, *, reason: str, restarts=None) -> list:
     return reports
 
 
-def _restarts_waiting(reports) -> list:
-    """The Live chains whose goal was missed by a solve that left their restarts for later."""
-    return [
-        report.chain
-        for report in reports
-        if report.solution is not None
-        and report.chain.mode == "LIVE"
-        and report.chain.restarts > 0
-        and not report.solution.outcome.converged.all()
-    ]
-
-
 def _solve_live(ob, chains, depsgraph, fingerprint) -> None:
-    """A Live update: restarts wait for the inputs to rest when a timer can run them."""
+    """A Live update: lightly while the inputs move, when a timer can finish the job at rest."""
     from . import pose_solve
 
-    if not runtime.restarts_wait_for_rest(bpy.app.background):
+    if not runtime.finishes_at_rest(bpy.app.background):
         _solve(ob, chains, depsgraph, reason="Live")
         return
-    reports = _solve(ob, chains, depsgraph, reason="Live", restarts=pose_solve.Restarts.WHEN_RESTING)
-    if _restarts_waiting(reports):
+    reports = _solve(ob, chains, depsgraph, reason="Live", effort=pose_solve.Effort.MOVING)
+    if any(r.solution is not None and r.chain.mode == "LIVE" and not r.chain.status_converged for r in reports):
         runtime.resting_due[ob.name_full] = (time.monotonic() + REST_SECONDS, fingerprint)
         if not bpy.app.timers.is_registered(run_resting):
             bpy.app.timers.register(run_resting, first_interval=REST_SECONDS)
@@ -105,11 +94,9 @@ def _solve_live(ob, chains, depsgraph, fingerprint) -> None:
 
 
 def run_resting(now: float | None = None) -> float | None:
-    """Timer callback: the waiting restarts of armatures whose inputs have rested since their
-    last Live update (moved again since: that update waits anew). Returns the seconds to the
-    next one due, or None when none waits (which ends the timer)."""
-    from . import pose_solve
-
+    """Timer callback: finish the Live chains left short of their goals on armatures whose
+    inputs have rested since their last update (moved again since: that update waits anew).
+    Returns the seconds to the next one due, or None when none waits (which ends the timer)."""
     now = time.monotonic() if now is None else now
     for name, (due, fingerprint) in list(runtime.resting_due.items()):
         if due > now:
@@ -123,10 +110,10 @@ def run_resting(now: float | None = None) -> float | None:
             depsgraph = bpy.context.evaluated_depsgraph_get()
             if _fingerprint(ob, _chains(ob, LIVE_MODES), depsgraph) != fingerprint:
                 return  # changed in a way no update has solved yet: the next update decides
-            waiting = [c for c in _chains(ob, {"LIVE"}) if c.restarts > 0 and not c.status_converged]
-            if waiting:
+            unfinished = [c for c in _chains(ob, {"LIVE"}) if not c.status_converged]
+            if unfinished:
                 runtime.stats["resting_solves"] += 1
-                _solve(ob, waiting, depsgraph, reason="Live", restarts=pose_solve.Restarts.NOW)
+                _solve(ob, unfinished, depsgraph, reason="Live")
 
         _run_guarded(ob, "Live solve", work)
     due = [when for when, _ in runtime.resting_due.values()]

@@ -172,7 +172,7 @@ class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
         col.label(text=f"Sweeps: {chain.status_iterations}")
         col.label(text=f"Restarts: {chain.status_restarts}")
         if chain.mode == "LIVE" and not chain.status_converged and context.object.name_full in runtime.resting_due:
-            col.label(text="Restarts run when the target rests", icon="TIME")
+            col.label(text="Solved in full once the target rests", icon="TIME")
 
 
 def _wrap(text: str, width: int) -> list[str]:

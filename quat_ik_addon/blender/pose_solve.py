@@ -38,28 +38,24 @@ def rig_and_options(ob, chain) -> tuple[rig_reader.ChainRig, solve_adapter.Solve
     return rig, solve_adapter.options_for(chain, learned)
 
 
-class Restarts(enum.Enum):
-    """When a chain solved warm from its current pose runs its restarts (``read_job``)."""
+class Effort(enum.Enum):
+    """How hard a chain solved warm from its current pose works (``read_job``)."""
 
-    NOW = "now"  # in this solve (Solve Now, and Live posing in the background)
-    # Not while the inputs keep changing: Live posing in the UI. A round of restarts costs up
-    # to ~150 ms (8 poses × 40 iterations on the 3-bone benchmark chain), a visible stutter
-    # while the target is dragged; the handlers run them once the inputs rest.
-    WHEN_RESTING = "when resting"
+    FULL = "full"  # the chain's own settings (Solve Now; Live posing in the background; at rest)
+    # While its inputs keep moving (Live posing in the UI): a few iterations and no restarts,
+    # as a baked sequence tracks a miss. A round of restarts costs up to ~100 ms on the 3-bone
+    # benchmark chain and a miss's full iterations ~35 ms, a visible stutter while the target
+    # is dragged; the handlers finish the chain with FULL once its inputs rest.
+    MOVING = "moving"
 
 
 def read_job(
-    ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False, restarts: Restarts = Restarts.NOW
+    ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False, effort: Effort = Effort.FULL
 ) -> chain_solve.ChainJob:
     """A chain's job for the current frame; ChainError if it cannot be read."""
     rig, options = rig_and_options(ob, chain)
-    if warm_start and restarts is Restarts.WHEN_RESTING:
-        if chain.status_iterations > 0 and not chain.status_converged:
-            # The target stays out of reach while it moves: the pose tracks its closest miss
-            # with a few iterations an update, as a baked sequence does.
-            options = solve_adapter.tracking_a_miss(options)
-        else:
-            options = solve_adapter.without_restarts(options)
+    if warm_start and effort is Effort.MOVING:
+        options = solve_adapter.tracking_a_miss(options)
     inputs = rig_reader.read_frame_inputs(rig, depsgraph)
     return chain_solve.ChainJob(
         rig=rig,
@@ -71,21 +67,21 @@ def read_job(
 
 
 def solve_current_frame(
-    ob, chains, depsgraph, *, warm_start, write: bool = True, record: bool = True, restarts: Restarts = Restarts.NOW
+    ob, chains, depsgraph, *, warm_start, write: bool = True, record: bool = True, effort: Effort = Effort.FULL
 ) -> list[ChainReport]:
     """Solve ``chains`` (priority order) of armature ``ob`` at the current frame.
 
     ``warm_start`` is a bool or a function of the chain: start from the current pose (live
     posing) rather than from rest (deterministic, as per-frame mode and baking do); such a
-    chain runs its ``restarts`` as told. With ``record`` each chain's status is stored on it
-    (call ``record_status`` later otherwise).
+    chain solves with ``effort``. With ``record`` each chain's status is stored on it (call
+    ``record_status`` later otherwise).
     """
     reports: dict[int, ChainReport] = {}
     jobs, job_chains = [], []
     for index, chain in enumerate(chains):
         warm = warm_start(chain) if callable(warm_start) else warm_start
         try:
-            jobs.append(read_job(ob, chain, depsgraph, warm_start=warm, restarts=restarts))
+            jobs.append(read_job(ob, chain, depsgraph, warm_start=warm, effort=effort))
             job_chains.append((index, chain))
         except ChainError as error:
             reports[index] = ChainReport(chain, None, f"Chain '{rig_reader.chain_label(chain)}': {error}")

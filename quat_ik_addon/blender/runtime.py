@@ -7,8 +7,8 @@
   handler costs nothing when nothing changed and never loops on its own writes.
 * ``last_inputs`` / ``last_results`` remember, per chain, what the handlers last solved.
 * ``reported`` remembers failures already printed, so a failing chain prints once.
-* ``resting_due`` holds, per armature, when its Live chains' waiting restarts run and the
-  inputs they were missed with (``handlers.run_resting``).
+* ``resting_due`` holds, per armature, when its Live chains left short of their goals are
+  finished and the inputs they were solved with (``handlers.run_resting``).
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ last_results: dict = {}
 reported: set = set()
 last_bake_seconds: dict = {}  # wall time of the last bake's steps (for the benchmark)
 resting_due: dict = {}
-# Whether a Live chain's restarts wait until its inputs rest: None = when Blender runs
-# timers (not in the background); the benchmark sets True to measure what a user dragging feels.
-wait_for_rest: bool | None = None
+# Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
+# when Blender runs timers (not in the background); the benchmark sets True to measure what
+# a user dragging feels.
+finish_at_rest: bool | None = None
 
 
-def restarts_wait_for_rest(background: bool) -> bool:
-    return (not background) if wait_for_rest is None else wait_for_rest
+def finishes_at_rest(background: bool) -> bool:
+    return (not background) if finish_at_rest is None else finish_at_rest
 
 
 def bump() -> None:

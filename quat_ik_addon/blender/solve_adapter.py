@@ -80,12 +80,8 @@ def options_for(chain_settings, learned_starts=None) -> SolverOptions:
 
 
 def tracking_a_miss(options: SolverOptions) -> SolverOptions:
-    """The options for a goal missed the update before: no restarts, a few iterations."""
+    """A few iterations and no restarts: for a goal missed the update before, or still moving."""
     return replace(options, settings=tracking_settings(options.settings))
-
-
-def without_restarts(options: SolverOptions) -> SolverOptions:
-    return replace(options, settings=replace(options.settings, restarts=0))
 
 
 def _goals(request: SolveRequest, options: SolverOptions) -> Goals:

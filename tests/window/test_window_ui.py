@@ -123,9 +123,10 @@ def test_blenders_rotate_tool_stays_where_our_locks_allow(window_session) -> Non
     assert max(case.get("other_triple_outside_deg", 0.0) for case in cases) > 1.0, cases
 
 
-def test_live_restarts_wait_until_the_target_rests(window_session) -> None:
-    """A Live update that misses runs no restarts (a round can take 100 ms, a stutter while
-    dragging) and leaves them waiting; with the target at rest Blender's timer runs them."""
+def test_live_chain_is_solved_in_full_once_the_target_rests(window_session) -> None:
+    """A Live update that misses runs a few iterations and no restarts (a round can take
+    100 ms, a stutter while dragging) and leaves the full solve waiting; with the target at
+    rest Blender's timer runs it, restarts and all."""
     rest = window_session.results["live_rest"]
     assert rest["first_update"] is not None, "the live handler never ran"
     restarts, converged, waiting = rest["first_update"]

@@ -22,7 +22,7 @@ events and redraws):
    not): where it leaves the rotation is what the add-on's locks allow there.
 
 Between 3 and 4, the Live chain's target is moved out of its limits' reach: the update runs
-no restarts, and the add-on's timer runs them once the target has rested.
+no restarts, and the add-on's timer solves the chain in full once the target has rested.
 
 Everything measured goes to ``OUT_DIR/results.json``; the test reads it and the PNGs. Python
 errors raised while Blender draws a panel are printed, not raised: the test scans the output.
@@ -393,7 +393,8 @@ def rotate_tool_locks():
 
 def live_rest():
     """Drag the Live chain's target where its limits cannot reach: the update runs no
-    restarts and leaves them waiting; once the target rests, the add-on's timer runs them."""
+    restarts and leaves the full solve waiting; once the target rests, the add-on's timer
+    runs it."""
     ob, target = bpy.data.objects["Rig"], bpy.data.objects["Target"]
     chain = ob.quat_ik.chains["Arm"]
     runtime = submodule("runtime")
