@@ -210,7 +210,7 @@ def register() -> None:
 
 
 def unregister() -> None:
-    """Remove every handler register() installed, and the timer of waiting restarts."""
+    """Remove every handler register() installed, and the timer that finishes Live chains at rest."""
     for list_name, function in _HANDLERS:
         _remove_ours(getattr(bpy.app.handlers, list_name), function)
     if bpy.app.timers.is_registered(run_resting):

@@ -190,6 +190,17 @@ checks.check(
     limited_chain.status_converged and limited.name_full not in runtime.resting_due,
     (limited_chain.status_converged, limited_chain.status_error, list(runtime.resting_due)),
 )
+# Solve Now is a full solve, also right after a light update that missed.
+far.location = (1.6, 0.0, 1.25)
+update()
+light_restarts = limited_chain.status_restarts
+bpy.context.view_layer.objects.active = limited
+result = bpy.ops.quat_ik.solve()
+checks.check(
+    "Solve Now after a light update solves in full",
+    result == {"FINISHED"} and light_restarts == 0 and limited_chain.status_restarts > 0,
+    (result, light_restarts, limited_chain.status_restarts),
+)
 # Without a timer (the background's default) every Live update is a full solve.
 runtime.finish_at_rest = None
 runtime.resting_due.clear()
