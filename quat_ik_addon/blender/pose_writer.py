@@ -17,14 +17,6 @@ from .rig_reader import ChainRig
 CHANGE_TOLERANCE = 1e-9
 
 
-def bone_values(pose_bone, quaternion: np.ndarray) -> tuple[float, ...]:
-    """Values of the bone's rotation property for ``quaternion``, continuous with its current value."""
-    mode = pose_bone.rotation_mode
-    previous = rotation_modes.current_values(pose_bone)
-    values = rotation_modes.channel_values(mode, quaternion[None, :], previous)
-    return tuple(float(v) for v in locks.HeldChannels.of(pose_bone).restore(values)[0])
-
-
 def write_pose(rig: ChainRig, rotations: np.ndarray) -> bool:
     """Write one pose (n, 4) to the armature's pose bones; True if any value changed."""
     pose_bones = rig.armature.pose.bones
@@ -33,10 +25,10 @@ def write_pose(rig: ChainRig, rotations: np.ndarray) -> bool:
         if not writable:
             continue
         pose_bone = pose_bones[name]
-        path, _size = rotation_modes.data_path_and_size(pose_bone.rotation_mode)
-        current = np.array(getattr(pose_bone, path))
-        values = np.array(bone_values(pose_bone, q))
+        held = locks.HeldChannels.of(pose_bone)  # the mode, the locks and the current values, read once
+        current = np.asarray(held.values)
+        values = held.restore(rotation_modes.channel_values(held.mode, q[None, :], current))[0]
         if np.max(np.abs(values - current)) > CHANGE_TOLERANCE:
-            setattr(pose_bone, path, values)
+            setattr(pose_bone, rotation_modes.data_path_and_size(held.mode)[0], values)
             changed = True
     return changed
