@@ -26,7 +26,14 @@ from . import runtime
 
 MODES = (
     ("MANUAL", "Manual", "Solve only when asked (Solve Now, Bake)", "HAND", 0),
-    ("LIVE", "Live", "Re-solve whenever the target or anything else the chain depends on changes", "PLAY", 1),
+    (
+        "LIVE",
+        "Live",
+        "Re-solve whenever the target or anything else the chain depends on changes: lightly while it keeps "
+        "moving, in full once it rests",
+        "PLAY",
+        1,
+    ),
     (
         "PER_FRAME",
         "Per Frame",
