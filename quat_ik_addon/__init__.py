@@ -25,6 +25,7 @@ def _registered_classes() -> tuple:
         limits_properties,
         operators_bake,
         operators_chain,
+        operators_jumps,
         operators_limit_tools,
         operators_limits,
         operators_presets,
@@ -42,6 +43,7 @@ def _registered_classes() -> tuple:
         *operators_presets.CLASSES,
         *operators_windows.CLASSES,
         *operators_bake.CLASSES,
+        *operators_jumps.CLASSES,
         *panels.CLASSES,
         *limits_panel.CLASSES,
     )

@@ -23,10 +23,36 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from . import chain_solve, compat, input_sampling, keyframes, locks, pose_solve, rig_reader, rotation_modes, runtime
+from . import (
+    chain_solve,
+    compat,
+    input_sampling,
+    keyframes,
+    locks,
+    pose_solve,
+    rig_reader,
+    rotation_modes,
+    runtime,
+    solve_adapter,
+)
 from .errors import ChainError
 
 DESTINATIONS = ("ACTIVE_ACTION", "NEW_ACTION", "NLA")
+LISTED_JUMPS = 5  # frames named in a bake's jump warning; the panel's Next Pose Jump finds them all
+
+
+def jumps_warning(frames: np.ndarray, turns: np.ndarray) -> str:
+    """The bake report's line on a chain's pose jumps (frames where the pose appears, turns in
+    radians)."""
+    listed = ", ".join(str(int(frame)) for frame in frames[:LISTED_JUMPS])
+    if len(frames) > LISTED_JUMPS:
+        listed += f" and {len(frames) - LISTED_JUMPS} more"
+    largest = int(np.argmax(turns))
+    return (
+        f"the pose jumps between solution branches at {len(frames)} frame(s) ({listed}), up to "
+        f"{np.degrees(turns[largest]):.0f}° at frame {int(frames[largest])}, where no pose that moves on smoothly "
+        "comes as close to the target; key a pose or widen the limits there"
+    )
 
 
 @dataclass(frozen=True)
@@ -255,7 +281,11 @@ class Bake:
             converged += int(np.sum(outcome.converged))
             max_error = max(max_error, float(np.max(outcome.position_error)))
             warnings += [f"{rig_reader.chain_label(chain)}: {w}" for w in solution.rig.warnings]
-            pose_solve.record_status(chain, pose_solve.ChainReport(chain, solution, None))
+            jump_frames, turns = solve_adapter.visible_jumps(outcome, self.frames)
+            if jump_frames.size:
+                warnings.append(f"{rig_reader.chain_label(chain)}: {jumps_warning(jump_frames, turns)}")
+            largest_jump = float(np.max(turns, initial=0.0))
+            pose_solve.record_status(chain, pose_solve.ChainReport(chain, solution, None), (jump_frames, largest_jump))
             if settings.set_manual and chain.mode != "MANUAL":
                 chain.mode = "MANUAL"  # the keys now drive the bones; do not solve over them
         anim = self.ob.animation_data

@@ -5,6 +5,7 @@ Joint limits of the active bone have their own panel module (``limits_panel.py``
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import bpy
@@ -171,8 +172,26 @@ class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
         col.label(text=f"Error: {error}")
         col.label(text=f"Sweeps: {chain.status_iterations}")
         col.label(text=f"Restarts: {chain.status_restarts}")
+        if chain.status_jump_frames:
+            _draw_jumps(layout, context, chain)
         if chain.mode == "LIVE" and not chain.status_converged and context.object.name_full in runtime.resting_due:
             col.label(text="Solved in full once the target rests", icon="TIME")
+
+
+def _draw_jumps(layout, context, chain) -> None:
+    """The last bake's pose jumps, and buttons stepping the frame through them."""
+    from .operators_jumps import jump_frames
+
+    largest = chain.status_largest_jump
+    if context.scene.unit_settings.system_rotation == "RADIANS":  # the scene's rotation unit, as fields show
+        largest = f"{largest:.2f} rad"
+    else:
+        largest = f"{math.degrees(largest):.0f}°"
+    col = layout.column(align=True)
+    col.label(text=f"Pose jumps at {len(jump_frames(chain))} baked frame(s), up to {largest}", icon="ERROR")
+    row = col.row(align=True)
+    row.operator("quat_ik.next_jump", text="Previous", icon="PREV_KEYFRAME").previous = True
+    row.operator("quat_ik.next_jump", text="Next", icon="NEXT_KEYFRAME").previous = False
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -187,6 +206,7 @@ def draw_pose_ik_menu(self, context):
     layout.operator("quat_ik.add_chain", icon="CON_KINEMATIC")
     layout.operator("quat_ik.solve", text="Solve Quat IK Now")
     layout.operator("quat_ik.bake", text="Bake Quat IK...")
+    layout.operator("quat_ik.next_jump", text="Next Quat IK Pose Jump")
 
 
 CLASSES = (

@@ -107,8 +107,12 @@ def _set_if_changed(chain, name: str, value) -> None:
     setattr(chain, name, value)
 
 
-def record_status(chain, report: ChainReport) -> None:
-    """Store the solve's outcome on the chain (only values that changed, so no needless updates)."""
+def record_status(chain, report: ChainReport, jumps: tuple = ((), 0.0)) -> None:
+    """Store the solve's outcome on the chain (only values that changed, so no needless updates).
+    ``jumps``: a bake's pose jumps, (frames, largest turn in radians); any other solve has none."""
+    jump_frames, largest_jump = jumps
+    _set_if_changed(chain, "status_jump_frames", ",".join(str(int(frame)) for frame in jump_frames))
+    _set_if_changed(chain, "status_largest_jump", float(largest_jump))
     if report.error is not None:
         _set_if_changed(chain, "status_message", report.error)
         _set_if_changed(chain, "status_converged", False)

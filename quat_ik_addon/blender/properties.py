@@ -210,6 +210,13 @@ class QuatIKChain(bpy.types.PropertyGroup):
     status_iterations: IntProperty(name="Iterations", description="Sweeps the last solve used")
     status_restarts: IntProperty(name="Restarts", description="Restarts the last solve used")
     status_message: StringProperty(name="Message", description="Why the last solve failed, or a warning about it")
+    status_jump_frames: StringProperty(
+        name="Pose Jumps",
+        description="Frames (comma separated) where the last bake's pose jumps from one solution branch to another",
+    )
+    status_largest_jump: FloatProperty(
+        name="Largest Jump", description="The largest joint turn of those jumps", subtype="ANGLE"
+    )
 
 
 class QuatIKArmatureSettings(bpy.types.PropertyGroup):

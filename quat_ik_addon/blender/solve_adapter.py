@@ -18,6 +18,7 @@ from ..solver.learned_starts import learn_start_poses as learn_starts
 from ..solver.pole import solve_facing_poles
 from ..solver.sequence import solve_sequence
 from ..solver.sequence import tracking_a_miss as tracking_settings
+from ..solver.sequence import visible_jumps as sequence_jumps
 from ..solver.settings import SolveResult, SolveSettings
 from ..solver.solve import solve as solve_goals
 
@@ -122,6 +123,15 @@ def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveO
         converged=np.asarray(result.converged),
         tolerance=float(result.tolerance),
     )
+
+
+def visible_jumps(outcome: SolveOutcome, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where a baked shot's pose jumps from one solution branch to another: the frames (of
+    ``frames``, the shot's frame numbers) where the new pose appears, and each jump's largest
+    joint turn in radians."""
+    frames = np.asarray(frames)
+    positions, turns = sequence_jumps(outcome.rotations, frames)
+    return frames[positions], turns
 
 
 def learn_start_poses(chain: Chain, chain_settings) -> LearnedStarts:

@@ -89,6 +89,9 @@ COARSE_TOLERANCE = 0.02
 COARSE_TURN = np.radians(1.0)
 CARRY_FRAMES = 30  # a new branch is carried back this many frames at most (further, it rarely joins)
 BLEND_ROUNDS = 3  # rounds of step 6 while a blend waits for an overlapping one
+# A jump a shot keeps is worth telling the animator about from this turn of one joint on: a
+# pop in playback (smaller ones read as fast motion).
+VISIBLE_JUMP = np.radians(10.0)
 
 
 def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
@@ -110,6 +113,17 @@ def jump_positions(rotations: Array, frame_numbers: Rows) -> Rows:
     speed = pose_distance(rotations[1:], rotations[:-1]) / np.diff(frame_numbers)
     beside = np.maximum(np.concatenate(([0.0], speed[:-1])), np.concatenate((speed[1:], [0.0])))
     return np.nonzero(speed > 2.0 * beside + JUMP_SLACK)[0] + 1
+
+
+def visible_jumps(rotations: Array, frame_numbers: Rows) -> tuple[Rows, Array]:
+    """The jumps a solved shot kept (``jump_positions``) of at least ``VISIBLE_JUMP``: their
+    positions j (the pose jumps from j − 1 to j) and the largest joint turn of each (radians).
+    Left where no pose that follows the motion meets the goals on both sides (module
+    docstring, step 6), or where a missed goal comes clearly closer on another branch."""
+    jumps = jump_positions(rotations, frame_numbers)
+    turns = pose_distance(rotations[jumps], rotations[jumps - 1])
+    visible = turns >= VISIBLE_JUMP
+    return jumps[visible], turns[visible]
 
 
 class _Frames:

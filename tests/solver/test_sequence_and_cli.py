@@ -364,3 +364,19 @@ def test_command_line_runs_as_a_module_and_reports_bad_input(tmp_path):
     assert len(json.loads(run.stdout)["rotations"]) == 1
     missing = main(["solve", str(tmp_path / "nope.json"), "--targets", str(tmp_path / "ok.json")])
     assert missing == 2
+
+
+def test_visible_jumps_are_the_kept_jumps_a_viewer_sees():
+    """A 30° jump is reported with its turn; a 6° one (a jump, but read as fast motion) and a
+    sustained fast turn of 8° a frame (no jump) are not; frames a step of 2 apart count per
+    frame."""
+    angles = np.concatenate((np.radians(0.5) * np.arange(20), np.radians(8.0) * np.arange(1, 11)))
+    angles = np.concatenate((angles, angles[-1] + np.radians(0.5) * np.arange(1, 21)))
+    angles[40:] += np.radians(30.0)  # the jump into position 40
+    angles[12:] += np.radians(6.0)  # a small one into position 12
+    rotations = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), angles)[:, None, :]
+    for frame_numbers in (np.arange(50), 1 + 2 * np.arange(50)):
+        assert set(sequence.jump_positions(rotations, frame_numbers)) >= {12, 40}
+        positions, turns = sequence.visible_jumps(rotations, frame_numbers)
+        assert list(positions) == [40]
+        np.testing.assert_allclose(np.degrees(turns), [30.5])

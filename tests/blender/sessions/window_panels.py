@@ -69,6 +69,9 @@ def finish():
         panel_area.tag_redraw()
     if ticks[0] == 1:
         start_modal_bake()
+    if ticks[0] == 5:  # the bake is done (and cleared any jumps): show some, as a bake that jumped would
+        chain = ob.quat_ik.chains[0]
+        chain.status_jump_frames, chain.status_largest_jump = "12,30", math.radians(40.0)
     if ticks[0] < 6:
         return 0.5
     if ticks[0] == 6:
