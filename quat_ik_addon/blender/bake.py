@@ -44,14 +44,16 @@ LISTED_JUMPS = 5  # frames named in a bake's jump warning; the panel's Next Pose
 def jumps_warning(frames: np.ndarray, turns: np.ndarray) -> str:
     """The bake report's line on a chain's pose jumps (frames where the pose appears, turns in
     radians)."""
-    listed = ", ".join(str(int(frame)) for frame in frames[:LISTED_JUMPS])
-    if len(frames) > LISTED_JUMPS:
-        listed += f" and {len(frames) - LISTED_JUMPS} more"
     largest = int(np.argmax(turns))
+    where = f"{np.degrees(turns[largest]):.0f}° at frame {int(frames[largest])}"
+    if len(frames) > 1:
+        listed = ", ".join(str(int(frame)) for frame in frames[:LISTED_JUMPS])
+        if len(frames) > LISTED_JUMPS:
+            listed += f" and {len(frames) - LISTED_JUMPS} more"
+        where = f"at {len(frames)} frames ({listed}), up to {where}"
     return (
-        f"the pose jumps between solution branches at {len(frames)} frame(s) ({listed}), up to "
-        f"{np.degrees(turns[largest]):.0f}° at frame {int(frames[largest])}, where no pose that moves on smoothly "
-        "comes as close to the target; key a pose or widen the limits there"
+        f"the pose jumps between solution branches {where}, where no pose that moves on smoothly comes as "
+        "close to the target; key a pose or widen the limits there"
     )
 
 

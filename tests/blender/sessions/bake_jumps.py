@@ -91,5 +91,7 @@ checks.check("... and keeps none", chain.status_jump_frames == "" and chain.stat
 line = bake.jumps_warning(np.arange(1, 9) * 10.0, np.radians([12, 15, 20, 11, 13, 14, 90, 16]))
 checks.check("many jumps: the first five named, the rest counted", "(10, 20, 30, 40, 50 and 3 more)" in line, line)
 checks.check("... and the largest with its frame", "up to 90° at frame 70" in line, line)
+line = bake.jumps_warning(np.array([70.0]), np.radians([14.0]))
+checks.check("one jump: its turn and frame", "jumps between solution branches 14° at frame 70," in line, line)
 
 checks.close()
