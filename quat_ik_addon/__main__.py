@@ -22,6 +22,16 @@ def _parse_frames(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(f"frames must look like 1-250, not {text!r}") from None
 
 
+def _frame_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number of frames, 0 or more, not {text!r}")
+    return count
+
+
 def _arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m quat_ik_addon", description="Quat IK without Blender's UI.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -39,6 +49,13 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     )
     bake.add_argument(
         "--simplify", type=float, metavar="TOLERANCE", help="drop keys within TOLERANCE of a straight line"
+    )
+    bake.add_argument(
+        "--ease-jumps",
+        type=_frame_count,
+        default=0,
+        metavar="FRAMES",
+        help="spread each pose jump between solution branches over FRAMES frames, missing the target on the way",
     )
     bake.add_argument("--keep-mode", action="store_true", help="leave the chains' modes as they are after baking")
     out = bake.add_mutually_exclusive_group(required=True)
@@ -69,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         "step": args.step,
         "destination": {"active": "ACTIVE_ACTION", "new": "NEW_ACTION", "nla": "NLA"}[args.into],
         "set_manual": not args.keep_mode,
+        "ease_jumps": args.ease_jumps,
     }
     if args.frames:
         options["frame_start"], options["frame_end"] = args.frames

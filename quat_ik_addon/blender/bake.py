@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import bpy
 import numpy as np
@@ -67,6 +67,7 @@ class BakeSettings:
     simplify: bool = False
     simplify_tolerance: float = 1e-4
     set_manual: bool = True
+    ease_jumps: int = 0  # frames each pose jump is eased over, missing the target on the way (0: kept)
     sample_inputs: bool = True  # False: always step frames to gather (tests compare the two)
 
 
@@ -91,6 +92,8 @@ class Bake:
             raise ChainError(f"Frame range {settings.frame_start}-{settings.frame_end} is empty")
         if settings.step < 1:
             raise ChainError("Frame step must be at least 1")
+        if settings.ease_jumps < 0:
+            raise ChainError("Frames to ease jumps over cannot be negative")
         if not chains:
             raise ChainError(f"No chains to bake on '{ob.name}'")
         if settings.destination not in DESTINATIONS:
@@ -107,6 +110,8 @@ class Bake:
         self.rigs, self.options = [], []
         for chain in self.chains:
             rig, options = pose_solve.rig_and_options(ob, chain)
+            if settings.ease_jumps:  # in keys: a bake keys every step-th frame
+                options = replace(options, ease_jumps=-(-settings.ease_jumps // settings.step))
             self.rigs.append(rig)
             self.options.append(options)
         self.frames = np.arange(settings.frame_start, settings.frame_end + 1, settings.step, dtype=float)

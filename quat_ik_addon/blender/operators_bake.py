@@ -64,6 +64,16 @@ class QUATIK_OT_bake(bpy.types.Operator):
         min=0.0,
         precision=5,
     )
+    ease_jumps: IntProperty(
+        name="Ease Jumps",
+        description=(
+            "Spread each jump of the pose from one solution branch to another over this many frames, "
+            "missing the target on the way (0: keep the jumps and reach the target on both sides)"
+        ),
+        default=0,
+        min=0,
+        soft_max=60,
+    )
     set_manual: BoolProperty(
         name="Set Chains to Manual",
         description="Switch the baked chains to Manual mode so they do not solve over their new keys",
@@ -137,6 +147,7 @@ class QUATIK_OT_bake(bpy.types.Operator):
             interpolation=self.interpolation,
             simplify=self.simplify,
             simplify_tolerance=self.simplify_tolerance,
+            ease_jumps=self.ease_jumps,
             set_manual=self.set_manual,
         )
         return bake.Bake(scene, ob, self._chains(ob), settings)
@@ -256,6 +267,7 @@ class QUATIK_OT_bake(bpy.types.Operator):
         layout.prop(self, "simplify")
         if self.simplify:
             layout.prop(self, "simplify_tolerance")
+        layout.prop(self, "ease_jumps")
         layout.prop(self, "set_manual")
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..solver.chain import Chain
 from ..solver.goals import Goals
+from ..solver.jump_easing import ease_jumps
 from ..solver.learned_starts import LearnedStarts
 from ..solver.learned_starts import learn_start_poses as learn_starts
 from ..solver.pole import solve_facing_poles
@@ -34,6 +35,7 @@ class SolverOptions:
     orientation_weight: float = 0.0
     learned_starts: object = None  # the solver's LearnedStarts, when the chain has some
     pole_angle: float = 0.0  # radians, when the request has poles
+    ease_jumps: int = 0  # a shot's visible jumps are eased over this many frames (below 2: kept)
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,9 @@ def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveO
     result = _run(chain, goals, request, options)
     if request.poles is not None:
         result = solve_facing_poles(chain, goals, result, request.poles, options.settings, options.pole_angle)
+    if request.sequence and options.ease_jumps >= 2:  # last: a pole's turn may make a jump too
+        frame_numbers = np.arange(goals.count)
+        result = ease_jumps(chain, goals, result, frame_numbers, options.ease_jumps, options.settings)
     return SolveOutcome(
         rotations=np.asarray(result.rotations),
         position_error=np.asarray(result.position_error),

@@ -42,6 +42,13 @@ def test_python_module_command_line(run_session, extension_zip: Path, tmp_path: 
     assert "No chain 'Leg'" in failed.stderr
     assert not (tmp_path / "never.blend").exists()
 
+    eased = _run([*command, "--ease-jumps", "6", "-o", str(tmp_path / "eased.blend")], tmp_path, user)
+    assert eased.returncode == 0, eased.stdout + eased.stderr
+    refused = _run([*command, "--ease-jumps", "-3", "-o", str(tmp_path / "never.blend")], tmp_path, user)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "--ease-jumps: must be a whole number of frames, 0 or more, not '-3'" in refused.stderr
+    assert not (tmp_path / "never.blend").exists()
+
 
 @pytest.mark.blender_binary
 def test_blender_binary_python_expr(extension_zip: Path, tmp_path: Path) -> None:

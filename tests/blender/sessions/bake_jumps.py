@@ -32,8 +32,8 @@ add_chain(ob, "B0", 1, "Target")
 chain = ob.quat_ik.chains[0]
 
 
-def bake_range(start: int, end: int):
-    job = bake.Bake(scene, ob, [chain], bake.BakeSettings(start, end))
+def bake_range(start: int, end: int, **settings):
+    job = bake.Bake(scene, ob, [chain], bake.BakeSettings(start, end, **settings))
     job.gather_all(bpy.context.evaluated_depsgraph_get)
     job.solve()
     return job.write()
@@ -72,6 +72,30 @@ chain.status_jump_frames = f"x,{frames[0]},"  # only a script can write this: sk
 scene.frame_set(1)
 checks.check("frames that are not numbers are skipped", bpy.ops.quat_ik.next_jump() == {"FINISHED"})
 checks.check("... the jump is still found", scene.frame_current == frames[0], scene.frame_current)
+
+# Eased over 10 frames, the pop becomes ten small turns: no jump reported, none kept.
+before = [baked_rotation(frame) for frame in range(1, 42)]
+summary = bake_range(1, 41, ease_jumps=10)
+checks.check("an eased bake reports no jump", not any("jumps" in line for line in summary.warnings), summary.warnings)
+checks.check("... and keeps none", chain.status_jump_frames == "")
+after = [baked_rotation(frame) for frame in range(1, 42)]
+moved = [
+    frame
+    for frame, (a, b) in enumerate(zip(before, after, strict=True), start=1)
+    if a.rotation_difference(b).angle > 1e-5
+]
+checks.check(
+    "... only frames round the jump moved", moved and min(moved) >= frames[0] - 5 and max(moved) < frames[0] + 5, moved
+)
+# The target swings the bone round the cone fast before the jump (turns of 10-45° a frame, fast
+# motion, no jump); from the first eased frame on, each step is a share of the jump.
+eased_steps = [after[i - 1].rotation_difference(after[i]).angle for i in range(min(moved), max(moved) + 1)]
+checks.check("... each step through them a share of the jump", max(eased_steps) < turn / 3.0, (eased_steps, turn))
+try:
+    bake.Bake(scene, ob, [chain], bake.BakeSettings(1, 41, ease_jumps=-1))
+    checks.check("a negative easing is refused", False)
+except submodule("errors").ChainError as error:
+    checks.check("a negative easing is refused", "cannot be negative" in str(error), error)
 
 # Solving now is not a bake: the jumps it reported are gone, and so is the way to them.
 bpy.ops.quat_ik.solve()

@@ -1,0 +1,73 @@
+"""Easing a solved shot's jumps (``jump_easing``): smooth motion traded for reach, measured honestly."""
+
+import numpy as np
+import pytest
+from test_ccd import assert_result_is_honest
+from test_sequence_and_cli import smooth_pose_path
+
+from quat_ik_addon.solver import reference_chains, sequence
+from quat_ik_addon.solver.ccd import finish_result
+from quat_ik_addon.solver.goals import Goals
+from quat_ik_addon.solver.jump_easing import _windows, ease_jumps
+from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.solve import pose_distance
+
+SETTINGS = SolveSettings(method="dls", tolerance=1e-4)
+
+
+def shot_with_a_jump(seed: int):
+    """120 frames of a 3-bone chain whose second half is on another branch: one jump, into
+    frame 60, with the goals met on both sides."""
+    chain = reference_chains.elliptic_chain(3)
+    rng = np.random.default_rng(seed)
+    path = smooth_pose_path(chain, rng, 120, keys=3)
+    targets = chain.forward_kinematics(path).effector
+    old = sequence.solve_sequence(chain, targets, start_rotations=path[0], settings=SETTINGS)
+    new = sequence.solve_sequence(chain, targets, start_rotations=chain.random_poses(rng, 1)[0], settings=SETTINGS)
+    rotations = np.concatenate((old.rotations[:60], new.rotations[60:]))
+    goals = Goals.of(targets)
+    solved = finish_result(chain, goals, rotations, np.zeros(120, dtype=np.int64), SETTINGS)
+    return chain, goals, targets, solved
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_jump_is_spread_evenly_over_the_frames_asked_and_nothing_else_moves(seed):
+    chain, goals, targets, solved = shot_with_a_jump(seed)
+    every = np.arange(120)
+    assert list(sequence.visible_jumps(solved.rotations, every)[0]) == [60]
+    steps = pose_distance(solved.rotations[1:], solved.rotations[:-1])
+    jump, own = steps[59], np.max(np.delete(steps, 59))
+
+    eased = ease_jumps(chain, goals, solved, every, 12, SETTINGS)
+
+    assert_result_is_honest(chain, eased, targets)  # limits kept, errors measured again
+    assert sequence.visible_jumps(eased.rotations, every)[0].size == 0
+    eased_steps = pose_distance(eased.rotations[1:], eased.rotations[:-1])
+    assert np.max(eased_steps) <= 1.5 * (own + jump / 13.0)  # the jump's turn split over the window's 13 steps
+    changed = np.nonzero(np.any(eased.rotations != solved.rotations, axis=(1, 2)))[0]
+    assert changed.min() >= 60 - 6 and changed.max() < 60 + 6
+    assert not np.all(eased.converged[changed])  # the postures between two branches miss: reported
+    unchanged = np.setdiff1d(every, changed)
+    np.testing.assert_array_equal(eased.converged[unchanged], solved.converged[unchanged])
+    np.testing.assert_array_equal(eased.position_error[unchanged], solved.position_error[unchanged])
+
+
+def test_fewer_than_two_frames_or_no_jump_changes_nothing():
+    chain, goals, _, solved = shot_with_a_jump(0)
+    every = np.arange(120)
+    assert ease_jumps(chain, goals, solved, every, 0, SETTINGS) is solved
+    assert ease_jumps(chain, goals, solved, every, 1, SETTINGS) is solved
+    smooth = finish_result(
+        chain, goals, np.repeat(solved.rotations[:1], 120, axis=0), np.zeros(120, dtype=np.int64), SETTINGS
+    )
+    assert ease_jumps(chain, goals, smooth, every, 12, SETTINGS) is smooth
+
+
+def test_windows_are_cut_at_the_ends_and_half_way_to_the_next_jump():
+    # [start, end) per jump: half before it; never past the shot or into the next jump's half.
+    assert _windows(np.array([10, 14]), 30, 10) == [(5, 12), (12, 22)]
+    assert _windows(np.array([1]), 30, 10) == [(0, 10)]
+    assert _windows(np.array([29]), 30, 10) == [(24, 30)]
+    assert _windows(np.array([20]), 30, 2) == [(19, 21)]
+    for start, end in _windows(np.array([3, 5, 6, 20]), 25, 8):
+        assert 0 <= start < end <= 25
