@@ -35,7 +35,7 @@ class SolverOptions:
     orientation_weight: float = 0.0
     learned_starts: object = None  # the solver's LearnedStarts, when the chain has some
     pole_angle: float = 0.0  # radians, when the request has poles
-    ease_jumps: int = 0  # a shot's visible jumps are eased over this many frames (below 2: kept)
+    ease_jumps: int = 0  # a shot's visible jumps are eased over this many poses (the bake's keys; below 2: kept)
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,8 @@ def visible_jumps(rotations: Array, frame_numbers: Rows) -> tuple[Rows, Array]:
     positions j (the pose jumps from j − 1 to j) and the largest joint turn of each (radians).
     Left where no pose that follows the motion meets the goals on both sides (module
     docstring, step 6), or where a missed goal comes clearly closer on another branch."""
+    if len(rotations) < 3:  # a step with no step beside it is no faster than anything
+        return np.zeros(0, dtype=np.intp), np.zeros(0)
     # Turns as 2·acos|p·q| (the smallest |p·q| is the largest turn): a fifth of
     # ``pose_distance``'s time over a whole shot, and its lost digits near zero (~1e-8 rad)
     # are far below ``JUMP_SLACK``.

@@ -380,3 +380,5 @@ def test_visible_jumps_are_the_kept_jumps_a_viewer_sees():
         positions, turns = sequence.visible_jumps(rotations, frame_numbers)
         assert list(positions) == [40]
         np.testing.assert_allclose(np.degrees(turns), [30.5])
+    for frames in (1, 2):  # too short to tell a jump from motion
+        assert sequence.visible_jumps(rotations[39 : 39 + frames], np.arange(frames))[0].size == 0
