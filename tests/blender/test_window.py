@@ -29,5 +29,6 @@ def test_sidebar_panels_draw_without_errors(extension_zip: Path, tmp_path: Path)
     assert "MODAL_BAKE_STARTED {'RUNNING_MODAL'}" in done.stdout, output[-4000:]
     assert "MODAL_BAKE_DONE" in done.stdout, output[-4000:]
     assert "PRESET_MENU_OPENED {'INTERFACE'}" in done.stdout, output[-4000:]  # a popup, drawn as it opens
+    assert "POSE_IK_MENU_OPENED {'INTERFACE'}" in done.stdout, output[-4000:]
     assert "Traceback" not in output and "Error in" not in output, output[-4000:]
     assert (tmp_path / "sidebar.png").stat().st_size > 10_000

@@ -84,6 +84,11 @@ def finish():
             result = bpy.ops.wm.call_menu(name="QUATIK_MT_limit_presets")
         print(f"PRESET_MENU_OPENED {result}", flush=True)
         return 0.5
+    if ticks[0] == 7:  # Pose > Inverse Kinematics, where our entries (with Next Pose Jump) are
+        with bpy.context.temp_override(window=window, area=area):
+            result = bpy.ops.wm.call_menu(name="VIEW3D_MT_pose_ik")
+        print(f"POSE_IK_MENU_OPENED {result}", flush=True)
+        return 0.5
     print("WINDOW_PANELS_DONE", flush=True)
     bpy.ops.wm.quit_blender()
     return None
