@@ -291,8 +291,8 @@ class Bake:
             jump_frames, turns = solve_adapter.visible_jumps(outcome, self.frames)
             if jump_frames.size:
                 warnings.append(f"{rig_reader.chain_label(chain)}: {jumps_warning(jump_frames, turns)}")
-            largest_jump = float(np.max(turns, initial=0.0))
-            pose_solve.record_status(chain, pose_solve.ChainReport(chain, solution, None), (jump_frames, largest_jump))
+            report = pose_solve.ChainReport(chain, solution, None)
+            pose_solve.record_status(chain, report, jump_frames, float(np.max(turns, initial=0.0)))
             if settings.set_manual and chain.mode != "MANUAL":
                 chain.mode = "MANUAL"  # the keys now drive the bones; do not solve over them
         anim = self.ob.animation_data

@@ -173,22 +173,18 @@ class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
         col.label(text=f"Sweeps: {chain.status_iterations}")
         col.label(text=f"Restarts: {chain.status_restarts}")
         if chain.status_jump_frames:
-            _draw_jumps(layout, context, chain)
+            _draw_jumps(layout, chain)
         if chain.mode == "LIVE" and not chain.status_converged and context.object.name_full in runtime.resting_due:
             col.label(text="Solved in full once the target rests", icon="TIME")
 
 
-def _draw_jumps(layout, context, chain) -> None:
+def _draw_jumps(layout, chain) -> None:
     """The last bake's pose jumps, and buttons stepping the frame through them."""
     from .operators_jumps import jump_frames
 
-    largest = chain.status_largest_jump
-    if context.scene.unit_settings.system_rotation == "RADIANS":  # the scene's rotation unit, as fields show
-        largest = f"{largest:.2f} rad"
-    else:
-        largest = f"{math.degrees(largest):.0f}°"
+    count, largest = len(jump_frames(chain)), math.degrees(chain.status_largest_jump)
     col = layout.column(align=True)
-    col.label(text=f"Pose jumps at {len(jump_frames(chain))} baked frame(s), up to {largest}", icon="ERROR")
+    col.label(text=f"Pose jumps at {count} baked frame(s), up to {largest:.0f}°", icon="ERROR")
     row = col.row(align=True)
     row.operator("quat_ik.next_jump", text="Previous", icon="PREV_KEYFRAME").previous = True
     row.operator("quat_ik.next_jump", text="Next", icon="NEXT_KEYFRAME").previous = False

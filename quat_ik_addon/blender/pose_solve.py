@@ -107,10 +107,9 @@ def _set_if_changed(chain, name: str, value) -> None:
     setattr(chain, name, value)
 
 
-def record_status(chain, report: ChainReport, jumps: tuple = ((), 0.0)) -> None:
+def record_status(chain, report: ChainReport, jump_frames=(), largest_jump: float = 0.0) -> None:
     """Store the solve's outcome on the chain (only values that changed, so no needless updates).
-    ``jumps``: a bake's pose jumps, (frames, largest turn in radians); any other solve has none."""
-    jump_frames, largest_jump = jumps
+    ``jump_frames``, ``largest_jump`` (radians): a bake's pose jumps; other solves have none."""
     _set_if_changed(chain, "status_jump_frames", ",".join(str(int(frame)) for frame in jump_frames))
     _set_if_changed(chain, "status_largest_jump", float(largest_jump))
     if report.error is not None:
