@@ -1,9 +1,11 @@
-"""Pose-bone limit settings -> rig-spec limits -> solver joint limits.
+"""Pose-bone limit settings <-> rig-spec limits -> solver joint limits.
 
 The rig spec (``solver/rig_spec.py``) is the one validated description of a joint limit, so
 the panel's settings are first turned into it (degrees, as the spec keeps them) and then
 into solver objects by the solver's own ``spec_chain.solver_limit`` (radians, plane axes).
-No ``bpy`` import: the settings are read by attribute, so tests can pass plain objects.
+The other way, a rig-spec limit (a preset, a fitted or mirrored limit, a file) is written
+into a bone's settings. No ``bpy`` import: the settings are read by attribute, so tests can
+pass plain objects.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ..solver.spec_chain import solver_limit
 from .errors import ChainError
 
 AXIS_VECTORS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
+_AXIS_NAMES = {vector: name for name, vector in AXIS_VECTORS.items()}
 
 
 def _deg_range(low: float, high: float) -> tuple[float, float]:
@@ -75,3 +78,92 @@ def bone_limit(bone_name: str, limits, *, clamp_mode: str = "closest"):
         return _solver_limit(spec_limit(limits), clamp_mode)
     except (spec.RigSpecError, ValueError) as error:
         raise ChainError(f"Bone '{bone_name}' has invalid joint limits: {error}") from None
+
+
+# --------------------------------------------------------------------------- rig spec -> settings
+
+
+def reset_limits(limits) -> None:
+    """Every setting of a bone's ``quat_ik`` back to its default (a free joint, no windows)."""
+    for prop in limits.bl_rna.properties:
+        name = prop.identifier
+        if name in ("rna_type", "name"):
+            continue
+        if prop.type == "COLLECTION":
+            getattr(limits, name).clear()
+        else:
+            limits.property_unset(name)
+
+
+def copy_limits(source, target) -> None:
+    """Copy every setting of one property group to another of the same type, recursively."""
+    for prop in source.bl_rna.properties:
+        name = prop.identifier
+        if name in ("rna_type", "name"):
+            continue
+        if prop.type == "COLLECTION":
+            items = getattr(target, name)
+            items.clear()
+            for item in getattr(source, name):
+                copy_limits(item, items.add())
+        elif prop.type == "POINTER":
+            copy_limits(getattr(source, name), getattr(target, name))
+        elif not prop.is_readonly:
+            setattr(target, name, getattr(source, name))
+
+
+def write_window(window, spec_window: spec.ReachWindow) -> None:
+    """Set one ``QuatIKReachWindow`` from a rig-spec window (degrees -> radians)."""
+    for name in ("use_x_axis", "x_axis", "half_angle", "half_angles", "center", "active_vertex_index"):
+        window.property_unset(name)
+    window.vertices.clear()
+    window.center = spec_window.center
+    if isinstance(spec_window, spec.ConeWindow):
+        window.shape = "CONE"
+        window.half_angle = math.radians(spec_window.half_angle_deg)
+        return
+    if spec_window.x_axis is not None:
+        window.use_x_axis = True
+        window.x_axis = spec_window.x_axis
+    if isinstance(spec_window, spec.EllipticConeWindow):
+        window.shape = "ELLIPTIC_CONE"
+        window.half_angles = tuple(math.radians(a) for a in spec_window.half_angles_deg)
+        return
+    window.shape = "POLYGON"
+    for corner in spec_window.vertices_deg:
+        window.vertices.add().angles = tuple(math.radians(a) for a in corner)
+
+
+def write_limit(limits, limit: spec.JointLimit) -> None:
+    """Replace a bone's ``quat_ik`` settings with a rig-spec limit (everything else reset)."""
+    reset_limits(limits)
+    if isinstance(limit, spec.FixedLimit):
+        limits.joint_type = "FIXED"
+        return
+    limits.stiffness = limit.stiffness
+    if isinstance(limit, spec.FreeLimit):
+        return
+    if isinstance(limit, spec.HingeLimit):
+        limits.joint_type = "HINGE"
+        axis = _AXIS_NAMES.get(tuple(float(c) for c in limit.axis))
+        limits.hinge_axis = axis or "CUSTOM"
+        if axis is None:
+            limits.hinge_custom_axis = limit.axis
+        limits.use_hinge_range = limit.range_deg is not None
+        if limit.range_deg is not None:
+            limits.hinge_min, limits.hinge_max = (math.radians(a) for a in limit.range_deg)
+        return
+    limits.joint_type = "BALL"
+    for spec_window in limit.windows:
+        write_window(limits.windows.add(), spec_window)
+    limits.use_twist_range = limit.twist_deg is not None
+    if limit.twist_deg is not None:
+        limits.twist_min, limits.twist_max = (math.radians(a) for a in limit.twist_deg)
+    limits.use_twist_reference = limit.twist_reference is not None
+    if limit.twist_reference is not None:
+        limits.twist_reference = limit.twist_reference
+
+
+def is_default_limit(limit: spec.JointLimit) -> bool:
+    """A free joint without stiffness: what a bone without settings has."""
+    return isinstance(limit, spec.FreeLimit) and limit.stiffness == 0.0

@@ -3,11 +3,12 @@
 * "Joint Limits": the active pose bone's limit — a hinge (axis, range), a ball (cone,
   elliptic cone or polygon windows with shape presets and an editable corner list, twist
   range), fixed or free, and stiffness — with the anatomical presets
-  (``operators_presets.py``), copy, mirror, reset and fit-from-action tools
-  (``operators_limit_tools.py``), the window shapes (``operators_windows.py``). An invalid
-  limit says why.
+  (``operators_presets.py``), copy, mirror and reset (``operators_limit_tools.py``), fit
+  from an action (``operators_fit_limits.py``), the window shapes (``operators_windows.py``).
+  An invalid limit says why.
 * "Joint Limit Overlay": the viewport drawing's switch and options (``scene.quat_ik``).
-* "Rig Limits": import and export of the whole armature's limits as a rig spec file.
+* "Rig Limits": import and export of the whole armature's limits as a rig spec file
+  (``operators_rig_limits.py``).
 
 The menu puts every tool in Pose mode's header menu, which is also how F3 search finds them.
 """

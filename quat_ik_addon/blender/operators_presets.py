@@ -23,7 +23,8 @@ import numpy as np
 from bpy.props import EnumProperty
 
 from . import runtime
-from .operators_limit_tools import editable_armature, poll_pose_bone, write_limit
+from .limit_conversion import write_limit
+from .operators_limit_tools import editable_armature, poll_pose_bone
 
 # The character's front in armature space; up is +Z.
 FACINGS = {"NEG_Y": (0.0, -1.0, 0.0), "POS_Y": (0.0, 1.0, 0.0), "POS_X": (1.0, 0.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0)}

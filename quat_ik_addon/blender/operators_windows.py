@@ -12,7 +12,8 @@ import numpy as np
 from bpy.props import EnumProperty, FloatProperty, FloatVectorProperty, IntProperty
 
 from . import compat, runtime
-from .operators_limit_tools import active_window, editable_armature, poll_pose_bone, write_window
+from .limit_conversion import write_window
+from .operators_limit_tools import active_window, editable_armature, poll_pose_bone
 
 WINDOW_PRESETS = (
     ("CONE", "Circular Cone", "An exact circular cone: the same swing limit in every direction", "MESH_CONE", 0),

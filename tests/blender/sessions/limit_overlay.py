@@ -33,7 +33,6 @@ module_name = addon().__name__
 draw = submodule("overlay_draw")
 geometry = submodule("overlay_geometry")
 conversion = submodule("limit_conversion")
-tools = submodule("operators_limit_tools")
 runtime = submodule("runtime")
 spec = importlib.import_module(f"{module_name}.solver.rig_spec")
 
@@ -50,7 +49,7 @@ checks.check("the overlay is off by default", settings.show_limit_overlay is Fal
 ob = make_body()
 ob.location, ob.rotation_euler, ob.scale = (0.5, -0.3, 0.2), (0.1, 0.2, 0.3), (1.5, 1.5, 1.5)
 pb = ob.pose.bones
-tools.write_limit(
+conversion.write_limit(
     pb["upper_arm.L"].quat_ik,
     spec.BallLimit(
         windows=(
@@ -61,7 +60,7 @@ tools.write_limit(
         twist_deg=(-50.0, 70.0),
     ),
 )
-tools.write_limit(pb["forearm.L"].quat_ik, spec.HingeLimit(axis=(1.0, 0.0, 0.0), range_deg=(0.0, 140.0)))
+conversion.write_limit(pb["forearm.L"].quat_ik, spec.HingeLimit(axis=(1.0, 0.0, 0.0), range_deg=(0.0, 140.0)))
 
 
 def drawn_names() -> list[str]:

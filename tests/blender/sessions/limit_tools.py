@@ -31,7 +31,6 @@ from tests.blender.sessions.limit_rig import make_body, select_bones, spec_dicts
 workdir = Path(sys.argv[1])
 checks = Checks("joint-limit tools")
 package = addon().__name__
-tools = submodule("operators_limit_tools")
 conversion = submodule("limit_conversion")
 spec = importlib.import_module(f"{package}.solver.rig_spec")
 presets = importlib.import_module(f"{package}.solver.presets")
@@ -249,7 +248,7 @@ expect_error("copy with nothing else selected", ops.limits_copy_to_selected, "se
 # ---------------------------------------------------------------- mirror
 pose_mode(ob, "upper_arm.L")
 ua = pb["upper_arm.L"].quat_ik
-tools.write_limit(
+conversion.write_limit(
     ua,
     spec.BallLimit(
         windows=(
@@ -263,7 +262,7 @@ tools.write_limit(
         stiffness=0.1,
     ),
 )
-tools.write_limit(pb["forearm.L"].quat_ik, spec.HingeLimit(axis=(1.0, 0.1, 0.2), range_deg=(5.0, 140.0)))
+conversion.write_limit(pb["forearm.L"].quat_ik, spec.HingeLimit(axis=(1.0, 0.1, 0.2), range_deg=(5.0, 140.0)))
 select_bones(ob, ["upper_arm.L", "forearm.L"])
 result = ops.limits_mirror()
 checks.check("mirror finished", result == {"FINISHED"}, result)
@@ -427,7 +426,7 @@ for corner in ((-30, -30), (30, -30), (5, 0), (30, 30), (-30, 30)):
 file_d = workdir / "never.rig.json"
 expect_error("export with an invalid limit", ops.export_rig_limits, "bone 'spine'", filepath=str(file_d))
 checks.check("a failed export writes no file", not file_d.exists())
-tools.reset_limits(square)
+conversion.reset_limits(square)
 
 # ---------------------------------------------------------------- fit from an action
 pose_mode(ob, "upper_arm.L")
