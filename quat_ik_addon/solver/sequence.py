@@ -42,6 +42,8 @@ is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
    way is no meeting). Two branches of a redundant chain may run side by side and never
    meet: then the jump is blended over the carried frames, the pose leaving the old branch
    for the new one a little more each frame, every frame solved warm again.
+7. A tip whose twist is free and unseen by the goals turns, frame to frame, only as its
+   direction does (``free_twist``): restarts leave it any twist at all.
 
 Carrying a branch from a neighbouring frame gets ``NEIGHBOUR_ITERATIONS``: a goal one frame
 on is met in a few iterations or the branch has ended, and finding that out must be cheap.
@@ -58,6 +60,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import quaternion as quat
 from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised
 from .chain import Chain
+from .free_twist import carry_tip_twist_along, tip_twist_is_free
 from .goals import Goals
 from .pose_curves import between_poses
 from .sequence_plan import Segments, followed_frames, segments
@@ -701,4 +704,7 @@ def solve_sequence(
         _rescue_misses(frames)
         _settle_misses(frames)
         _repair_jumps(frames, np.arange(goals.count))
-    return frames.result()
+    result = frames.result()
+    if tip_twist_is_free(chain, goals):
+        result = replace(result, rotations=carry_tip_twist_along(result.rotations, start))
+    return result

@@ -11,6 +11,7 @@ from . import quaternion as quat
 from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised, run_ccd
 from .chain import Chain
 from .dls import run_dls
+from .free_twist import carry_tip_twist, tip_twist_is_free
 from .goals import Goals
 from .settings import SolveResult, SolveSettings
 
@@ -173,6 +174,7 @@ def solve(
     Starts from ``start_rotations`` ((n, 4) or (N, n, 4)) when given, else from the learned
     start pose nearest each target when ``learned_starts`` is given, else from rest.
     ``reference_rotations`` (e.g. the previous frame) makes restarts prefer nearby solutions.
+    A tip whose twist is free and unseen by the goals keeps the start's twist (``free_twist``).
     """
     settings = settings or SolveSettings()
     goals = Goals.of(targets)
@@ -183,7 +185,11 @@ def solve(
     reference = (
         None if reference_rotations is None else initial_poses(chain, reference_rotations, goals.count, clamp=False)
     )
-    return solve_from(chain, goals, rotations, reference=reference, preferred=preferred, settings=settings)
+    result = solve_from(chain, goals, rotations, reference=reference, preferred=preferred, settings=settings)
+    # A free tip twist turns only as far as its swing did (a preferred pose keeps its own pull).
+    if preferred is None and tip_twist_is_free(chain, goals):
+        result = replace(result, rotations=carry_tip_twist(result.rotations, rotations))
+    return result
 
 
 def solve_from(

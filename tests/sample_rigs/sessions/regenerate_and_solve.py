@@ -21,7 +21,8 @@ from tests.blender.sessions.common import Checks, submodule
 
 REACHED = 1e-3  # scene units: the tip within 1 mm of its target
 SAMPLED_FRAMES = 7  # baked per rig, spread over its animation
-SPEC_NUMBERS = 1e-6  # regenerated and committed rig specs agree to this (Blender's float32 rest matrices)
+SPEC_NUMBERS = 2e-5  # regenerated and committed rig specs agree to this: angles come from Blender's float32
+# radians and rest matrices, whose last bit differs between CPUs (one ulp of 100° is 7e-6°)
 STORED_NUMBERS = 1e-4  # pose-bone settings are float32 radians: 150° reads back as 150.00001°
 
 

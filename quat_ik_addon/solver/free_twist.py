@@ -1,0 +1,77 @@
+"""The tip bone's free twist: kept where it was instead of wherever a solve left it.
+
+When the tip's limit leaves its twist free and nothing the goals measure turns with it (the
+effector sits on the bone's axis, no orientation goal, or an aim along the bone), every twist
+of the tip is as good an answer as any other. The solver still has to pick one, and a restart
+from a random pose picks a random one: the bone spins about itself between frames though its
+direction moves smoothly, which a mesh shows as a twist and a bake reports as a pose jump.
+These helpers give such a tip the twist of the shortest turn from its start pose (one solve)
+or from the frame before (a shot), its direction untouched, so the goals' errors are too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import quaternion as quat
+from .chain import Chain
+from .goals import Goals
+from .limits import BallJoint, FreeJoint
+
+Array = NDArray[np.float64]
+# Offsets and aim axes this close to the bone's axis (sine of the angle off it) do not turn
+# with the twist; further off, the twist moves the effector and is not free.
+ON_AXIS = 1e-9
+
+
+def _on_bone_axis(vector: Array) -> bool:
+    return float(np.hypot(vector[0], vector[2])) <= ON_AXIS * max(float(np.linalg.norm(vector)), 1.0)
+
+
+def tip_twist_is_free(chain: Chain, goals: Goals) -> bool:
+    """True when the tip's twist is neither limited nor seen by the goals."""
+    limit = chain.limits[-1]
+    free_limit = isinstance(limit, FreeJoint) or (
+        isinstance(limit, BallJoint) and (limit.twist_range is None or limit.twist_range.is_full_circle)
+    )
+    if not free_limit or not _on_bone_axis(chain.effector_offset):
+        return False
+    if goals.orientations is not None:
+        return False
+    return goals.directions is None or _on_bone_axis(goals.aim_axis)
+
+
+def carry_tip_twist(rotations: Array, starts: Array) -> Array:
+    """Poses (N, n, 4) whose tip turned from ``starts`` (N, n, 4) along the shortest arc to
+    where it points now (Blow 2002's simple rotation), its direction kept exactly."""
+    carried = rotations.copy()
+    start_tip = starts[:, -1]
+    turn = quat.rotation_between(quat.rotate_y_axis(start_tip), quat.rotate_y_axis(rotations[:, -1]))
+    carried[:, -1] = quat.canonical(quat.multiply(turn, start_tip))
+    return carried
+
+
+def carry_tip_twist_along(rotations: Array, start: Array) -> Array:
+    """A shot's poses (F, n, 4) whose tip turns from ``start`` (n, 4) to each frame's direction
+    along the shortest arc from the frame before, so its twist only follows its swing.
+
+    Frame by frame that is q'_f = R(d_{f-1} → d_f)·q'_{f-1}. Written as q'_f = S(d_f)·T_y(τ_f)
+    (Blow's swing S from +Y, twist T about the bone) the twist grows by the y-twist of
+    S(d_f)⁻¹·R(d_{f-1} → d_f)·S(d_{f-1}), which turns +Y onto itself, so τ is a cumulative
+    sum and the whole shot is carried at once.
+    """
+    if len(rotations) == 0:
+        return rotations.copy()
+    directions = quat.rotate_y_axis(rotations[:, -1])
+    before = np.concatenate((quat.rotate_y_axis(start[-1])[None], directions[:-1]))
+    swing_before = quat.rotation_from_y(before)
+    swing_now = quat.rotation_from_y(directions)
+    step = quat.multiply(
+        quat.conjugate(swing_now), quat.multiply(quat.rotation_between(before, directions), swing_before)
+    )
+    start_twist = quat.swing_twist_y(start[-1])[1]
+    twist = start_twist + np.cumsum(quat.twist_about(step, np.array([0.0, 1.0, 0.0])))
+    carried = rotations.copy()
+    carried[:, -1] = quat.canonical(quat.multiply(swing_now, quat.from_y_angle(twist)))
+    return carried
