@@ -110,12 +110,37 @@ def find_channels(action: Action, ob: Object):
     slot = anim.action_slot if anim is not None and anim.action == action else None
     if slot is None:
         return None
+    return next(((bag.fcurves, bag.groups) for bag in _channelbags(action, slot)), None)
+
+
+def _channelbags(action: Action, slot):
+    """The channelbags that hold ``slot``'s curves, in every strip of every layer (4.4+)."""
     for layer in action.layers:
         for strip in layer.strips:
             channelbag = strip.channelbag(slot)
             if channelbag is not None:
-                return channelbag.fcurves, channelbag.groups
-    return None
+                yield channelbag
+
+
+def object_fcurves(action: Action, ob: Object) -> dict:
+    """``{(data_path, index): fcurve}`` of ``action`` that animate ``ob`` (read only, any version).
+
+    Before 4.4 that is ``action.fcurves``. From 4.4 the curves sit in a channelbag per slot:
+    the object's assigned slot when it plays this action, else the slot named after the
+    object, else the first object slot (an action made for another armature still fits).
+    """
+    if not HAS_SLOTTED_ACTIONS:
+        return {(fc.data_path, fc.array_index): fc for fc in action.fcurves}
+    anim = ob.animation_data
+    slot = anim.action_slot if anim is not None and anim.action == action else None
+    slots = list(action.slots)
+    if slot is None:
+        slot = next((s for s in slots if s.identifier == "OB" + ob.name), None)
+    if slot is None:
+        slot = next((s for s in slots if _slot_id_type(s) == "OBJECT"), slots[0] if slots else None)
+    if slot is None:
+        return {}
+    return {(fc.data_path, fc.array_index): fc for bag in _channelbags(action, slot) for fc in bag.fcurves}
 
 
 def all_action_fcurves(action: Action) -> list:

@@ -18,33 +18,6 @@ from .operators_limit_tools import editable_armature, poll_pose_bone, target_bon
 MIN_FIT_FRAMES = 3
 
 
-def action_fcurves(action, ob) -> dict:
-    """``{(data_path, index): fcurve}`` of ``action`` that animate ``ob`` (read only, any version).
-
-    Before 4.4 that is ``action.fcurves``. From 4.4 the curves sit in a channelbag per slot:
-    the object's assigned slot when it plays this action, else the slot named after the
-    object, else the first object slot (an action made for another armature still fits).
-    """
-    if not compat.HAS_SLOTTED_ACTIONS:
-        return {(fc.data_path, fc.array_index): fc for fc in action.fcurves}
-    anim = ob.animation_data
-    slot = anim.action_slot if anim is not None and anim.action == action else None
-    slots = list(action.slots)
-    if slot is None:
-        slot = next((s for s in slots if s.identifier == "OB" + ob.name), None)
-    if slot is None:
-        slot = next((s for s in slots if compat._slot_id_type(s) == "OBJECT"), slots[0] if slots else None)
-    curves = {}
-    if slot is None:
-        return curves
-    for layer in action.layers:
-        for strip in layer.strips:
-            channelbag = strip.channelbag(slot)
-            if channelbag is not None:
-                curves.update({(fc.data_path, fc.array_index): fc for fc in channelbag.fcurves})
-    return curves
-
-
 def bone_rotations(pose_bone, curves: dict, frames: np.ndarray) -> np.ndarray | None:
     """The bone's rotations (F, 4) (w, x, y, z) at ``frames`` from its rotation curves in its own
     rotation mode; channels without a curve keep the bone's current value. None if none is keyed."""
@@ -174,7 +147,7 @@ class QUATIK_OT_limits_fit_from_action(bpy.types.Operator):
         frames = self._frames(action)
         if frames is None:
             return {"CANCELLED"}
-        curves = action_fcurves(action, ob)
+        curves = compat.object_fcurves(action, ob)
         bones = [pb for pb in target_bones(context, self.only_active) if pb.id_data == ob]
         fits, skipped = [], []
         for pose_bone in bones:
