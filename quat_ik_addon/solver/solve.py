@@ -187,7 +187,7 @@ def solve(
     )
     result = solve_from(chain, goals, rotations, reference=reference, preferred=preferred, settings=settings)
     # A free tip twist turns only as far as its swing did (a preferred pose keeps its own pull).
-    if preferred is None and tip_twist_is_free(chain, goals):
+    if (preferred is None or settings.rest_pull == 0.0) and tip_twist_is_free(chain, goals):
         result = replace(result, rotations=carry_tip_twist(result.rotations, rotations))
     return result
 
