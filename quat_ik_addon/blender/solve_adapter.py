@@ -17,9 +17,9 @@ from ..solver.jump_easing import ease_jumps
 from ..solver.learned_starts import LearnedStarts
 from ..solver.learned_starts import learn_start_poses as learn_starts
 from ..solver.pole import solve_facing_poles
+from ..solver.pose_jumps import visible_jumps as sequence_jumps
 from ..solver.sequence import solve_sequence
 from ..solver.sequence import tracking_a_miss as tracking_settings
-from ..solver.sequence import visible_jumps as sequence_jumps
 from ..solver.settings import SolveResult, SolveSettings
 from ..solver.solve import solve as solve_goals
 

@@ -4,7 +4,7 @@ to reaching the target at every frame.
 ``solve_sequence`` keeps the goals and leaves a jump where no pose that follows the motion
 meets them on both sides (its docstring, step 6). Easing trades the other way: around each
 visible jump the pose leaves the old branch for the new one a little more each frame (the
-spread of ``sequence.spread_difference``, the jump's turn split evenly over the window's
+spread of ``pose_curves.spread_difference``, the jump's turn split evenly over the window's
 steps), and those frames are not solved again, since any solve would fall back onto one
 branch: the tip misses its goal on the way, by as much as the postures between the two
 branches miss it. The result measures that honestly.
@@ -20,7 +20,8 @@ from numpy.typing import NDArray
 from .ccd import goal_errors, normalised
 from .chain import Chain
 from .goals import Goals
-from .sequence import spread_difference, visible_jumps
+from .pose_curves import spread_difference
+from .pose_jumps import visible_jumps
 from .settings import SolveResult, SolveSettings
 
 Rows = NDArray[np.intp]

@@ -68,3 +68,21 @@ def between_poses(poses: Array, frames: Rows, wanted: Rows, smooth: NDArray[np.b
         fraction = (wanted[straight] - frames[left]) / (frames[right] - frames[left])
         guesses[straight] = blend(poses[left], poses[right], fraction)
     return guesses
+
+
+def spread_difference(poses: Array, first: int, meeting: int, last: int, arrival: Array) -> Rows:
+    """Spread the difference between ``arrival`` (a pose for the frame ``meeting``, where the
+    frames before it were heading) and the pose there over the frames strictly between
+    ``first`` and ``last``, in place: each joint is turned by a share growing with the frame's
+    place between them, towards the pose at ``meeting`` before it, towards ``arrival`` from
+    there on; both meet on the geodesic between the two. Returns the frames turned (not
+    clamped to the limits: the caller does that)."""
+    inside = np.arange(first + 1, last)
+    share = np.repeat(((inside - first) / (last - first))[:, None], poses.shape[-2], axis=1)
+    forward = inside < meeting
+    towards_after = quat.multiply(quat.conjugate(arrival), poses[meeting])  # per joint, bone frame
+    towards_before = quat.multiply(quat.conjugate(poses[meeting]), arrival)
+    ahead, behind = inside[forward], inside[~forward]
+    poses[ahead] = quat.multiply(poses[ahead], quat.slerp_from_identity(towards_after, share[forward]))
+    poses[behind] = quat.multiply(poses[behind], quat.slerp_from_identity(towards_before, 1.0 - share[~forward]))
+    return inside

@@ -62,7 +62,8 @@ from .ccd import combined_error, finish_result, goal_errors, initial_poses, norm
 from .chain import Chain
 from .free_twist import carry_tip_twist_along, tip_twist_is_free
 from .goals import Goals
-from .pose_curves import between_poses
+from .pose_curves import between_poses, spread_difference
+from .pose_jumps import JUMP_SLACK, jump_positions
 from .sequence_plan import Segments, followed_frames, segments
 from .settings import SolveResult, SolveSettings
 from .solve import pose_distance, restart, solve, solve_from
@@ -70,9 +71,6 @@ from .solve import pose_distance, restart, solve, solve_from
 Array = NDArray[np.float64]
 Rows = NDArray[np.intp]
 
-# Radians: a jump this small is invisible and counts as smooth however still the neighbours
-# are (a redundant chain's answers differ by this much without changing branch).
-JUMP_SLACK = 1e-3
 WARM_ITERATIONS = 20  # a followed frame, warm from the one before, converges in a few when it can at all
 NEIGHBOUR_ITERATIONS = 10  # ... and a frame warm from the frame next to it in fewer still
 # A goal missed the frame before too: track the closest miss cheaply. The next frame starts
@@ -92,9 +90,6 @@ COARSE_TOLERANCE = 0.02
 COARSE_TURN = np.radians(1.0)
 CARRY_FRAMES = 30  # a new branch is carried back this many frames at most (further, it rarely joins)
 BLEND_ROUNDS = 3  # rounds of step 6 while a blend waits for an overlapping one
-# A jump a shot keeps is worth telling the animator about from this turn of one joint on: a
-# pop in playback (smaller ones read as fast motion).
-VISIBLE_JUMP = np.radians(10.0)
 
 
 def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
@@ -108,35 +103,6 @@ def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
         max_iterations=min(settings.max_iterations, MISS_ITERATIONS),
         stall_ratio=max(settings.stall_ratio, MISS_STALL_RATIO),
     )
-
-
-def jump_positions(rotations: Array, frame_numbers: Rows) -> Rows:
-    """Positions j (≥ 1) where the pose jumps from j - 1 to j: it turns more than twice as fast
-    (per frame) as on either step beside it."""
-    return _faster_than_beside(pose_distance(rotations[1:], rotations[:-1]) / np.diff(frame_numbers))
-
-
-def _faster_than_beside(speed: Array) -> Rows:
-    """``jump_positions`` from each step's turn per frame."""
-    beside = np.maximum(np.concatenate(([0.0], speed[:-1])), np.concatenate((speed[1:], [0.0])))
-    return np.nonzero(speed > 2.0 * beside + JUMP_SLACK)[0] + 1
-
-
-def visible_jumps(rotations: Array, frame_numbers: Rows) -> tuple[Rows, Array]:
-    """The jumps a solved shot kept (``jump_positions``) of at least ``VISIBLE_JUMP``: their
-    positions j (the pose jumps from j − 1 to j) and the largest joint turn of each (radians).
-    Left where no pose that follows the motion meets the goals on both sides (module
-    docstring, step 6), or where a missed goal comes clearly closer on another branch."""
-    if len(rotations) < 3:  # a step with no step beside it is no faster than anything
-        return np.zeros(0, dtype=np.intp), np.zeros(0)
-    # Turns as 2·acos|p·q| (the smallest |p·q| is the largest turn): a fifth of
-    # ``pose_distance``'s time over a whole shot, and its lost digits near zero (~1e-8 rad)
-    # are far below ``JUMP_SLACK``.
-    dots = np.abs(np.einsum("...nc,...nc->...n", rotations[1:], rotations[:-1]))
-    turns = 2.0 * np.arccos(np.minimum(np.min(dots, axis=-1), 1.0))
-    jumps = _faster_than_beside(turns / np.diff(frame_numbers))
-    visible = turns[jumps - 1] >= VISIBLE_JUMP
-    return jumps[visible], turns[jumps[visible] - 1]
 
 
 class _Frames:
@@ -338,24 +304,6 @@ def _follow_segments(frames: _Frames, followed: Rows, plan: Segments, start_pose
     poses[highs[-1]], poses_met[highs[-1]] = arrivals[len(later) - 1], arrived_met[len(later) - 1]
     frames.keep(followed, poses, poses_met)
     return joins
-
-
-def spread_difference(poses: Array, first: int, meeting: int, last: int, arrival: Array) -> Rows:
-    """Spread the difference between ``arrival`` (a pose for the frame ``meeting``, where the
-    frames before it were heading) and the pose there over the frames strictly between
-    ``first`` and ``last``, in place: each joint is turned by a share growing with the frame's
-    place between them, towards the pose at ``meeting`` before it, towards ``arrival`` from
-    there on; both meet on the geodesic between the two. Returns the frames turned (not
-    clamped to the limits: the caller does that)."""
-    inside = np.arange(first + 1, last)
-    share = np.repeat(((inside - first) / (last - first))[:, None], poses.shape[-2], axis=1)
-    forward = inside < meeting
-    towards_after = quat.multiply(quat.conjugate(arrival), poses[meeting])  # per joint, bone frame
-    towards_before = quat.multiply(quat.conjugate(poses[meeting]), arrival)
-    ahead, behind = inside[forward], inside[~forward]
-    poses[ahead] = quat.multiply(poses[ahead], quat.slerp_from_identity(towards_after, share[forward]))
-    poses[behind] = quat.multiply(poses[behind], quat.slerp_from_identity(towards_before, 1.0 - share[~forward]))
-    return inside
 
 
 def _spread_joins(frames: _Frames, followed: Rows, joins: list) -> None:

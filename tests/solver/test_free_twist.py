@@ -9,8 +9,9 @@ from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.free_twist import carry_tip_twist, carry_tip_twist_along, tip_twist_is_free
 from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.limits import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
+from quat_ik_addon.solver.pose_jumps import visible_jumps
 from quat_ik_addon.solver.reach_windows import ConeWindow
-from quat_ik_addon.solver.sequence import solve_sequence, visible_jumps
+from quat_ik_addon.solver.sequence import solve_sequence
 from quat_ik_addon.solver.settings import SolveSettings
 from quat_ik_addon.solver.solve import solve
 

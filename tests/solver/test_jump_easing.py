@@ -5,7 +5,7 @@ import pytest
 from test_ccd import assert_result_is_honest
 from test_sequence_and_cli import smooth_pose_path
 
-from quat_ik_addon.solver import reference_chains, sequence
+from quat_ik_addon.solver import pose_jumps, reference_chains, sequence
 from quat_ik_addon.solver.ccd import finish_result
 from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.jump_easing import _windows, ease_jumps
@@ -34,14 +34,14 @@ def shot_with_a_jump(seed: int):
 def test_a_jump_is_spread_evenly_over_the_frames_asked_and_nothing_else_moves(seed):
     chain, goals, targets, solved = shot_with_a_jump(seed)
     every = np.arange(120)
-    assert list(sequence.visible_jumps(solved.rotations, every)[0]) == [60]
+    assert list(pose_jumps.visible_jumps(solved.rotations, every)[0]) == [60]
     steps = pose_distance(solved.rotations[1:], solved.rotations[:-1])
     jump, own = steps[59], np.max(np.delete(steps, 59))
 
     eased = ease_jumps(chain, goals, solved, every, 12, SETTINGS)
 
     assert_result_is_honest(chain, eased, targets)  # limits kept, errors measured again
-    assert sequence.visible_jumps(eased.rotations, every)[0].size == 0
+    assert pose_jumps.visible_jumps(eased.rotations, every)[0].size == 0
     eased_steps = pose_distance(eased.rotations[1:], eased.rotations[:-1])
     assert np.max(eased_steps) <= 1.5 * (own + jump / 13.0)  # the jump's turn split over the window's 13 steps
     changed = np.nonzero(np.any(eased.rotations != solved.rotations, axis=(1, 2)))[0]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from test_ccd import assert_result_is_honest
 
+from quat_ik_addon.solver import pose_jumps, reference_chains, sequence, sequence_plan
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import reference_chains, sequence, sequence_plan
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.cli import main
 from quat_ik_addon.solver.goals import Goals
@@ -221,9 +221,9 @@ def test_a_branch_change_between_frames_that_reach_is_carried_away(seed):
     frames = sequence._Frames(chain, Goals.of(targets), settings)
     frames.keep(np.arange(60), rotations, np.concatenate((old.converged[:40], new.converged[10:])))
     assert np.all(frames.met)
-    assert list(sequence.jump_positions(frames.rotations, np.arange(60))) == [40]
+    assert list(pose_jumps.jump_positions(frames.rotations, np.arange(60))) == [40]
     sequence._repair_jumps(frames, np.arange(60))
-    assert sequence.jump_positions(frames.rotations, np.arange(60)).size == 0
+    assert pose_jumps.jump_positions(frames.rotations, np.arange(60)).size == 0
     np.testing.assert_array_equal(frames.rotations[:40], rotations[:40])  # the old branch went on
     assert np.all(frames.met)
     assert np.max(chain.limit_violation(frames.rotations)) < 1e-9
@@ -248,14 +248,14 @@ def test_a_branch_running_beside_the_old_one_is_blended_in(seed):
     frames = sequence._Frames(chain, Goals.of(targets), settings)
     frames.keep(np.arange(120), rotations, met)
     every = np.arange(120)
-    assert list(sequence.jump_positions(rotations, every)) == [60]
+    assert list(pose_jumps.jump_positions(rotations, every)) == [60]
     jump = pose_distance(rotations[60], rotations[59])
     own = np.max(np.delete(pose_distance(rotations[1:], rotations[:-1]), 59))
     assert jump > 5.0 * own  # a jump worth blending: 29-80 degrees on these paths
 
     sequence._repair_jumps(frames, every)
 
-    assert sequence.jump_positions(frames.rotations, every).size == 0
+    assert pose_jumps.jump_positions(frames.rotations, every).size == 0
     assert np.max(pose_distance(frames.rotations[1:], frames.rotations[:-1])) <= 2.0 * (own + jump / 31.0)
     assert np.all(frames.met[met])
     changed = np.nonzero(np.any(frames.rotations != rotations, axis=(1, 2)))[0]
@@ -300,7 +300,7 @@ def test_a_carry_that_falls_onto_the_old_branch_is_no_join():
     frames = sequence._Frames(chain, goals, SolveSettings(tolerance=shot["tolerance"], restarts=2))
     frames.keep(every, rotations, frames.miss(every, rotations) <= shot["tolerance"])
     assert np.all(frames.met)
-    (jump,) = sequence.jump_positions(rotations, every)
+    (jump,) = pose_jumps.jump_positions(rotations, every)
     assert np.degrees(pose_distance(rotations[jump], rotations[jump - 1])) > 10.0
 
     for origin, direction in ((jump, -1), (jump - 1, +1)):
@@ -376,9 +376,9 @@ def test_visible_jumps_are_the_kept_jumps_a_viewer_sees():
     angles[12:] += np.radians(6.0)  # a small one into position 12
     rotations = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), angles)[:, None, :]
     for frame_numbers in (np.arange(50), 1 + 2 * np.arange(50)):
-        assert set(sequence.jump_positions(rotations, frame_numbers)) >= {12, 40}
-        positions, turns = sequence.visible_jumps(rotations, frame_numbers)
+        assert set(pose_jumps.jump_positions(rotations, frame_numbers)) >= {12, 40}
+        positions, turns = pose_jumps.visible_jumps(rotations, frame_numbers)
         assert list(positions) == [40]
         np.testing.assert_allclose(np.degrees(turns), [30.5])
     for frames in (1, 2):  # too short to tell a jump from motion
-        assert sequence.visible_jumps(rotations[39 : 39 + frames], np.arange(frames))[0].size == 0
+        assert pose_jumps.visible_jumps(rotations[39 : 39 + frames], np.arange(frames))[0].size == 0
