@@ -3,7 +3,8 @@
 This is the "joint limit file" Min Zhong wished for (Zhong 2000): bones (head, tail, roll
 and parent, as in Blender's edit mode), IK chains, and per-bone joint limits with
 swing/twist reach windows after Blow 2002.  The format is documented for riggers in
-``docs/rig_spec.md``; this module holds its dataclasses, loading, saving and validation.
+``docs/rig_spec.md``; this module holds its dataclasses, loading, saving and validation (the checks of single
+values and the JSON text helpers are in ``rig_spec_values``).
 
 Angles are stored in DEGREES exactly as written in the file, so load -> save is lossless;
 convert with ``math.radians`` where the solver needs them, never inside the spec.
@@ -19,13 +20,33 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from .rig_spec_values import (
+    JsonObject,
+    Quat,
+    Range,
+    RigSpecError,
+    Vec3,
+    as_written,
+    check_keys,
+    checked_angle_range,
+    checked_direction,
+    checked_list,
+    checked_name,
+    checked_number,
+    checked_object,
+    checked_rotation,
+    checked_stiffness,
+    checked_vector,
+    field_context,
+    pretty_json,
+    shown,
+)
 from .window_frames import polygon_plane_problem, window_plane_axes
 
 __all__ = [
@@ -51,162 +72,9 @@ __all__ = [
 FORMAT = "quat_ik.rig_spec"
 VERSION = 1
 
-Vec3 = tuple[float, float, float]
-Quat = tuple[float, float, float, float]
-Range = tuple[float, float]
 
 # A bone whose tail is within this distance of its head has no direction.
 ZERO_LENGTH = 1e-9
-# Pretty JSON keeps a list or object on one line when it fits in this many columns.
-_JSON_WIDTH = 120
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class RigSpecError(ValueError):
-    """Anything wrong with a rig spec: bad JSON, a bad value, a broken hierarchy.
-
-    The message reads ``[source: ][subject: ][field: ]problem``, e.g.
-    ``arm.rig.json: bone 'forearm': limits.range_deg: min 170 > max 10``; the parts are
-    also kept as attributes for callers that want to point at the culprit (the Blender
-    layer selects the bone named by ``subject``).
-    """
-
-    def __init__(
-        self,
-        problem: str,
-        *,
-        subject: str | None = None,
-        field: str | None = None,
-        source: str | None = None,
-        bone: str | None = None,
-        chain: str | None = None,
-    ) -> None:
-        self.problem = problem
-        self.subject = subject  # "bone 'forearm'", "chain 'arm'", "bones[3]" or None
-        self.field = field  # "limits.windows[0].vertices_deg" or None
-        self.source = source  # the file name, when loaded from a file
-        self.bone = bone  # the bone's name, when the problem belongs to a bone
-        self.chain = chain  # the chain's name, when the problem belongs to a chain
-        super().__init__(self._message())
-
-    def _message(self) -> str:
-        return ": ".join(part for part in (self.source, self.subject, self.field, self.problem) if part)
-
-    def within(
-        self,
-        *,
-        subject: str | None = None,
-        field: str | None = None,
-        source: str | None = None,
-        bone: str | None = None,
-        chain: str | None = None,
-    ) -> RigSpecError:
-        """A copy placed inside an outer context: an outer field path is prefixed."""
-        path = self.field
-        if field:
-            if not path:
-                path = field
-            elif path.startswith("["):
-                path = field + path
-            else:
-                path = f"{field}.{path}"
-        return RigSpecError(
-            self.problem,
-            subject=self.subject or subject,
-            field=path,
-            source=self.source or source,
-            bone=self.bone or bone,
-            chain=self.chain or chain,
-        )
-
-
-@contextmanager
-def _context(
-    *, subject: str | None = None, field: str | None = None, bone: str | None = None, chain: str | None = None
-) -> Iterator[None]:
-    """Errors raised inside get ``subject`` and the ``field`` prefix added."""
-    try:
-        yield
-    except RigSpecError as err:
-        raise err.within(subject=subject, field=field, bone=bone, chain=chain) from None
-
-
-def _show(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _fmt(number: float) -> str:
-    """A number as a rigger wrote it: 170.0 -> '170', 0.5 -> '0.5'."""
-    return f"{number:g}"
-
-
-# --------------------------------------------------------------------------- value checks
-
-
-def _number(value: object, field: str | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise RigSpecError(f"expected a number, got {_show(value)}", field=field)
-    result = float(value)
-    if not math.isfinite(result):
-        raise RigSpecError(f"must be finite, got {result}", field=field)
-    return result
-
-
-def _vector(value: object, length: int, field: str | None = None) -> tuple[float, ...]:
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise RigSpecError(f"expected a list of {length} numbers, got {_show(value)}", field=field)
-    if len(value) != length:
-        raise RigSpecError(f"expected {length} numbers, got {len(value)}", field=field)
-    return tuple(_number(item, f"{field}[{i}]" if field else f"[{i}]") for i, item in enumerate(value))
-
-
-def _direction(value: object, field: str) -> Vec3:
-    vec = _vector(value, 3, field)
-    if math.sqrt(sum(c * c for c in vec)) <= 1e-12:
-        raise RigSpecError("must be a non-zero direction, got [0, 0, 0]", field=field)
-    return vec  # type: ignore[return-value]
-
-
-def _rotation(value: object, field: str) -> Quat:
-    """A unit quaternion ``(w, x, y, z)``: any non-zero length, normalised."""
-    q = _vector(value, 4, field)
-    norm = math.sqrt(sum(c * c for c in q))
-    if norm <= 1e-12:
-        raise RigSpecError("must be a non-zero quaternion, got [0, 0, 0, 0]", field=field)
-    if abs(norm - 1.0) <= 1e-9:  # unit already: keep the numbers, so files round-trip exactly
-        return q  # type: ignore[return-value]
-    return tuple(c / norm for c in q)  # type: ignore[return-value]
-
-
-def _angle_range(value: object, field: str) -> Range:
-    """``(min, max)``: the angles turning from min up to max, which may run through ±180."""
-    low, high = _vector(value, 2, field)
-    for which, angle in (("min", low), ("max", high)):
-        if not -360.0 <= angle <= 360.0:
-            raise RigSpecError(f"{which} {_fmt(angle)} is outside [-360, 360]", field=field)
-    if low > high:
-        raise RigSpecError(f"min {_fmt(low)} > max {_fmt(high)}", field=field)
-    if high - low > 360.0:
-        raise RigSpecError(f"min {_fmt(low)} to max {_fmt(high)} spans more than one turn", field=field)
-    return (low, high)
-
-
-def _stiffness(value: object) -> float:
-    result = _number(value, "stiffness")
-    if not 0.0 <= result <= 1.0:
-        raise RigSpecError(f"must be in [0, 1], got {_fmt(result)}", field="stiffness")
-    return result
-
-
-def _name(value: object, field: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise RigSpecError(f"expected a non-empty string, got {_show(value)}", field=field)
-    return value
 
 
 def _set(obj: object, name: str, value: object) -> None:
@@ -231,18 +99,18 @@ class PolygonWindow:
     x_axis: Vec3 | None = None
 
     def __post_init__(self) -> None:
-        _set(self, "center", _direction(self.center, "center"))
+        _set(self, "center", checked_direction(self.center, "center"))
         _check_x_axis(self)
         raw = self.vertices_deg
         if isinstance(raw, np.ndarray):
             raw = raw.tolist()
         if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
-            raise RigSpecError(f"expected a list of [a, b] pairs, got {_show(raw)}", field="vertices_deg")
-        vertices = tuple(_vector(pair, 2, f"vertices_deg[{i}]") for i, pair in enumerate(raw))
+            raise RigSpecError(f"expected a list of [a, b] pairs, got {shown(raw)}", field="vertices_deg")
+        vertices = tuple(checked_vector(pair, 2, f"vertices_deg[{i}]") for i, pair in enumerate(raw))
         for i, pair in enumerate(vertices):
             for angle in pair:
                 if abs(angle) >= 90.0:
-                    raise RigSpecError(f"|angle| must be below 90, got {_fmt(angle)}", field=f"vertices_deg[{i}]")
+                    raise RigSpecError(f"|angle| must be below 90, got {as_written(angle)}", field=f"vertices_deg[{i}]")
         _set(self, "vertices_deg", vertices)
         problem = polygon_plane_problem(np.tan(np.radians(np.array(vertices, dtype=np.float64).reshape(-1, 2))))
         if problem is not None:
@@ -265,10 +133,10 @@ class ConeWindow:
     center: Vec3 = (0.0, 1.0, 0.0)
 
     def __post_init__(self) -> None:
-        _set(self, "center", _direction(self.center, "center"))
-        angle = _number(self.half_angle_deg, "half_angle_deg")
+        _set(self, "center", checked_direction(self.center, "center"))
+        angle = checked_number(self.half_angle_deg, "half_angle_deg")
         if not 0.0 < angle <= 180.0:
-            raise RigSpecError(f"must be in (0, 180], got {_fmt(angle)}", field="half_angle_deg")
+            raise RigSpecError(f"must be in (0, 180], got {as_written(angle)}", field="half_angle_deg")
         _set(self, "half_angle_deg", angle)
 
     def to_dict(self) -> dict[str, Any]:
@@ -289,12 +157,12 @@ class EllipticConeWindow:
     x_axis: Vec3 | None = None
 
     def __post_init__(self) -> None:
-        _set(self, "center", _direction(self.center, "center"))
+        _set(self, "center", checked_direction(self.center, "center"))
         _check_x_axis(self)
-        angles = _vector(self.half_angles_deg, 2, "half_angles_deg")
+        angles = checked_vector(self.half_angles_deg, 2, "half_angles_deg")
         for angle in angles:
             if not 0.0 < angle < 90.0:
-                raise RigSpecError(f"each angle must be in (0, 90), got {_fmt(angle)}", field="half_angles_deg")
+                raise RigSpecError(f"each angle must be in (0, 90), got {as_written(angle)}", field="half_angles_deg")
         _set(self, "half_angles_deg", angles)
 
     def to_dict(self) -> dict[str, Any]:
@@ -308,7 +176,7 @@ class EllipticConeWindow:
 def _check_x_axis(window: PolygonWindow | EllipticConeWindow) -> None:
     if window.x_axis is None:
         return
-    x_axis = _direction(window.x_axis, "x_axis")
+    x_axis = checked_direction(window.x_axis, "x_axis")
     try:
         window_plane_axes(window.center, x_axis)
     except ValueError:
@@ -343,19 +211,19 @@ class BallLimit:
     def __post_init__(self) -> None:
         windows = self.windows
         if isinstance(windows, (str, bytes, Mapping)) or not isinstance(windows, Sequence):
-            raise RigSpecError(f"expected a list of windows, got {_show(windows)}", field="windows")
+            raise RigSpecError(f"expected a list of windows, got {shown(windows)}", field="windows")
         for i, window in enumerate(windows):
             if not isinstance(window, tuple(_WINDOW_TYPES.values())):
                 raise RigSpecError(
-                    f"expected a PolygonWindow, ConeWindow or EllipticConeWindow, got {_show(window)}",
+                    f"expected a PolygonWindow, ConeWindow or EllipticConeWindow, got {shown(window)}",
                     field=f"windows[{i}]",
                 )
         _set(self, "windows", tuple(windows))
         if self.twist_deg is not None:
-            _set(self, "twist_deg", _angle_range(self.twist_deg, "twist_deg"))
-        _set(self, "stiffness", _stiffness(self.stiffness))
+            _set(self, "twist_deg", checked_angle_range(self.twist_deg, "twist_deg"))
+        _set(self, "stiffness", checked_stiffness(self.stiffness))
         if self.twist_reference is not None:
-            _set(self, "twist_reference", _rotation(self.twist_reference, "twist_reference"))
+            _set(self, "twist_reference", checked_rotation(self.twist_reference, "twist_reference"))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "windows": [w.to_dict() for w in self.windows]}
@@ -382,10 +250,10 @@ class HingeLimit:
     stiffness: float = 0.0
 
     def __post_init__(self) -> None:
-        _set(self, "axis", _direction(self.axis, "axis"))
+        _set(self, "axis", checked_direction(self.axis, "axis"))
         if self.range_deg is not None:
-            _set(self, "range_deg", _angle_range(self.range_deg, "range_deg"))
-        _set(self, "stiffness", _stiffness(self.stiffness))
+            _set(self, "range_deg", checked_angle_range(self.range_deg, "range_deg"))
+        _set(self, "stiffness", checked_stiffness(self.stiffness))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "axis": list(self.axis)}
@@ -403,7 +271,7 @@ class FreeLimit:
     stiffness: float = 0.0
 
     def __post_init__(self) -> None:
-        _set(self, "stiffness", _stiffness(self.stiffness))
+        _set(self, "stiffness", checked_stiffness(self.stiffness))
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, "stiffness": self.stiffness}
@@ -440,12 +308,12 @@ class BoneSpec:
     parent: str | None = None
 
     def __post_init__(self) -> None:
-        _name(self.name, "name")
-        _set(self, "head", _vector(self.head, 3, "head"))
-        _set(self, "tail", _vector(self.tail, 3, "tail"))
-        _set(self, "roll_deg", _number(self.roll_deg, "roll_deg"))
+        checked_name(self.name, "name")
+        _set(self, "head", checked_vector(self.head, 3, "head"))
+        _set(self, "tail", checked_vector(self.tail, 3, "tail"))
+        _set(self, "roll_deg", checked_number(self.roll_deg, "roll_deg"))
         if self.parent is not None:
-            _name(self.parent, "parent")
+            checked_name(self.parent, "parent")
         if self.length <= ZERO_LENGTH:
             raise RigSpecError("bone has zero length (tail == head)", field="tail")
 
@@ -479,20 +347,20 @@ class ChainSpec:
     effector_offset: Vec3 = (0.0, 0.0, 0.0)
 
     def __post_init__(self) -> None:
-        _name(self.name, "name")
-        _name(self.tip, "tip")
+        checked_name(self.name, "name")
+        checked_name(self.tip, "tip")
         if (self.length is None) == (self.root is None):
             problem = "give either length or root, not both" if self.length is not None else "give length or root"
             raise RigSpecError(problem, field="length")
         if self.length is not None:
             if isinstance(self.length, bool) or not isinstance(self.length, numbers.Integral):
-                raise RigSpecError(f"expected a whole number, got {_show(self.length)}", field="length")
+                raise RigSpecError(f"expected a whole number, got {shown(self.length)}", field="length")
             if self.length < 1:
                 raise RigSpecError(f"must be at least 1, got {self.length}", field="length")
             _set(self, "length", int(self.length))
         else:
-            _name(self.root, "root")
-        _set(self, "effector_offset", _vector(self.effector_offset, 3, "effector_offset"))
+            checked_name(self.root, "root")
+        _set(self, "effector_offset", checked_vector(self.effector_offset, 3, "effector_offset"))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "tip": self.tip}
@@ -523,7 +391,7 @@ class RigSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise RigSpecError(f"expected a string, got {_show(self.name)}", field="name")
+            raise RigSpecError(f"expected a string, got {shown(self.name)}", field="name")
         bones = self._validated_bones()
         _set(self, "bones", bones)
         _set(self, "_by_name", {bone.name: bone for bone in bones})
@@ -535,11 +403,11 @@ class RigSpec:
 
     def _validated_bones(self) -> tuple[BoneSpec, ...]:
         if isinstance(self.bones, (str, bytes, Mapping)) or not isinstance(self.bones, Sequence):
-            raise RigSpecError(f"expected a list of bones, got {_show(self.bones)}", field="bones")
+            raise RigSpecError(f"expected a list of bones, got {shown(self.bones)}", field="bones")
         seen: dict[str, int] = {}
         for i, bone in enumerate(self.bones):
             if not isinstance(bone, BoneSpec):
-                raise RigSpecError(f"expected a BoneSpec, got {_show(bone)}", field=f"bones[{i}]")
+                raise RigSpecError(f"expected a BoneSpec, got {shown(bone)}", field=f"bones[{i}]")
             if bone.name in seen:
                 raise RigSpecError(
                     f"duplicate bone name (bones[{seen[bone.name]}] and bones[{i}])",
@@ -572,7 +440,7 @@ class RigSpec:
 
     def _validated_limits(self) -> dict[str, JointLimit]:
         if not isinstance(self.limits, Mapping):
-            raise RigSpecError(f"expected a mapping of bone name to limit, got {_show(self.limits)}", field="limits")
+            raise RigSpecError(f"expected a mapping of bone name to limit, got {shown(self.limits)}", field="limits")
         limits: dict[str, JointLimit] = {}
         for bone_name, limit in self.limits.items():
             subject = f"bone {bone_name!r}"
@@ -580,7 +448,7 @@ class RigSpec:
                 raise RigSpecError("there is no bone of this name", subject=subject, field="limits", bone=bone_name)
             if not isinstance(limit, tuple(_LIMIT_TYPES.values())):
                 raise RigSpecError(
-                    f"expected a BallLimit, HingeLimit, FreeLimit or FixedLimit, got {_show(limit)}",
+                    f"expected a BallLimit, HingeLimit, FreeLimit or FixedLimit, got {shown(limit)}",
                     subject=subject,
                     field="limits",
                     bone=bone_name,
@@ -590,11 +458,11 @@ class RigSpec:
 
     def _validated_chains(self) -> tuple[ChainSpec, ...]:
         if isinstance(self.chains, (str, bytes, Mapping)) or not isinstance(self.chains, Sequence):
-            raise RigSpecError(f"expected a list of chains, got {_show(self.chains)}", field="chains")
+            raise RigSpecError(f"expected a list of chains, got {shown(self.chains)}", field="chains")
         seen: set[str] = set()
         for i, chain in enumerate(self.chains):
             if not isinstance(chain, ChainSpec):
-                raise RigSpecError(f"expected a ChainSpec, got {_show(chain)}", field=f"chains[{i}]")
+                raise RigSpecError(f"expected a ChainSpec, got {shown(chain)}", field=f"chains[{i}]")
             subject = f"chain {chain.name!r}"
             if chain.name in seen:
                 raise RigSpecError("duplicate chain name", subject=subject, field="name", chain=chain.name)
@@ -674,7 +542,7 @@ class RigSpec:
 
     def dumps(self) -> str:
         """Stable, pretty JSON text (short lists and objects on one line), ending in a newline."""
-        return _pretty_json(self.to_dict()) + "\n"
+        return pretty_json(self.to_dict()) + "\n"
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`dumps` to ``path`` (UTF-8)."""
@@ -684,24 +552,26 @@ class RigSpec:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RigSpec:
         """Build and validate a spec from parsed JSON; raises :class:`RigSpecError`."""
-        top = _object(data, None)
-        _check_keys(top, required=("format", "version", "name", "bones"), optional=("chains", "limits"))
+        top = checked_object(data, None)
+        check_keys(top, required=("format", "version", "name", "bones"), optional=("chains", "limits"))
         if top["format"] != FORMAT:
-            raise RigSpecError(f"expected {FORMAT!r}, got {_show(top['format'])}", field="format")
+            raise RigSpecError(f"expected {FORMAT!r}, got {shown(top['format'])}", field="format")
         version = top["version"]
         if isinstance(version, bool) or version != VERSION:
             raise RigSpecError(
-                f"unsupported version {_show(version)}; this add-on reads version {VERSION}", field="version"
+                f"unsupported version {shown(version)}; this add-on reads version {VERSION}", field="version"
             )
         name = top["name"]
         if not isinstance(name, str):
-            raise RigSpecError(f"expected a string, got {_show(name)}", field="name")
-        bones = tuple(_bone_from_dict(item, i) for i, item in enumerate(_list(top["bones"], "bones")))
-        chains = tuple(_chain_from_dict(item, i) for i, item in enumerate(_list(top.get("chains", []), "chains")))
-        limits_data = _object(top.get("limits", {}), "limits")
+            raise RigSpecError(f"expected a string, got {shown(name)}", field="name")
+        bones = tuple(_bone_from_dict(item, i) for i, item in enumerate(checked_list(top["bones"], "bones")))
+        chains = tuple(
+            _chain_from_dict(item, i) for i, item in enumerate(checked_list(top.get("chains", []), "chains"))
+        )
+        limits_data = checked_object(top.get("limits", {}), "limits")
         limits = {}
         for bone_name, limit_data in limits_data.items():
-            with _context(subject=f"bone {bone_name!r}", field="limits", bone=bone_name):
+            with field_context(subject=f"bone {bone_name!r}", field="limits", bone=bone_name):
                 limits[bone_name] = _limit_from_dict(limit_data)
         return cls(name=name, bones=bones, chains=chains, limits=limits)
 
@@ -709,52 +579,13 @@ class RigSpec:
 # --------------------------------------------------------------------------- parsing JSON data
 
 
-class _JsonObject(dict):
-    """A parsed JSON object that remembers keys given twice (JSON allows it; we do not)."""
-
-    duplicates: list[str]
-
-    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
-        super().__init__()
-        self.duplicates = []
-        for key, value in pairs:
-            if key in self:
-                self.duplicates.append(key)
-            self[key] = value
-
-
-def _object(value: object, field: str | None) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise RigSpecError(f"expected a JSON object, got {_show(value)}", field=field)
-    duplicates = getattr(value, "duplicates", ())
-    if duplicates:
-        raise RigSpecError(f"key {duplicates[0]!r} is given twice", field=field)
-    return value
-
-
-def _list(value: object, field: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise RigSpecError(f"expected a JSON list, got {_show(value)}", field=field)
-    return value
-
-
-def _check_keys(data: Mapping[str, Any], *, required: Sequence[str], optional: Sequence[str] = ()) -> None:
-    allowed = (*required, *optional)
-    for key in data:
-        if key not in allowed:
-            raise RigSpecError(f"unknown key {key!r} (expected one of: {', '.join(sorted(allowed))})")
-    for key in required:
-        if key not in data:
-            raise RigSpecError("missing", field=key)
-
-
 def _bone_from_dict(data: object, index: int) -> BoneSpec:
     raw_name = data.get("name") if isinstance(data, Mapping) else None
     bone_name = raw_name if isinstance(raw_name, str) and raw_name else None
     subject = f"bone {bone_name!r}" if bone_name else f"bones[{index}]"
-    with _context(subject=subject, bone=bone_name):
-        bone = _object(data, None)
-        _check_keys(bone, required=("name", "head", "tail"), optional=("parent", "roll_deg"))
+    with field_context(subject=subject, bone=bone_name):
+        bone = checked_object(data, None)
+        check_keys(bone, required=("name", "head", "tail"), optional=("parent", "roll_deg"))
         return BoneSpec(
             name=bone["name"],
             head=bone["head"],
@@ -768,9 +599,9 @@ def _chain_from_dict(data: object, index: int) -> ChainSpec:
     raw_name = data.get("name") if isinstance(data, Mapping) else None
     chain_name = raw_name if isinstance(raw_name, str) and raw_name else None
     subject = f"chain {chain_name!r}" if chain_name else f"chains[{index}]"
-    with _context(subject=subject, chain=chain_name):
-        chain = _object(data, None)
-        _check_keys(chain, required=("name", "tip"), optional=("length", "root", "effector_offset"))
+    with field_context(subject=subject, chain=chain_name):
+        chain = checked_object(data, None)
+        check_keys(chain, required=("name", "tip"), optional=("length", "root", "effector_offset"))
         return ChainSpec(
             name=chain["name"],
             tip=chain["tip"],
@@ -781,19 +612,19 @@ def _chain_from_dict(data: object, index: int) -> ChainSpec:
 
 
 def _limit_from_dict(data: object) -> JointLimit:
-    limit = _object(data, None)
+    limit = checked_object(data, None)
     kind = limit.get("type")
     if kind not in _LIMIT_TYPES:
         if "type" not in limit:
             raise RigSpecError("missing", field="type")
         raise RigSpecError(
-            f"unknown limit type {_show(kind)} (expected one of: {', '.join(_LIMIT_TYPES)})", field="type"
+            f"unknown limit type {shown(kind)} (expected one of: {', '.join(_LIMIT_TYPES)})", field="type"
         )
     if kind == "ball":
-        _check_keys(limit, required=("type",), optional=("windows", "twist_deg", "twist_reference", "stiffness"))
+        check_keys(limit, required=("type",), optional=("windows", "twist_deg", "twist_reference", "stiffness"))
         windows = []
-        for i, window_data in enumerate(_list(limit.get("windows", []), "windows")):
-            with _context(field=f"windows[{i}]"):
+        for i, window_data in enumerate(checked_list(limit.get("windows", []), "windows")):
+            with field_context(field=f"windows[{i}]"):
                 windows.append(_window_from_dict(window_data))
         return BallLimit(
             windows=tuple(windows),
@@ -802,36 +633,36 @@ def _limit_from_dict(data: object) -> JointLimit:
             stiffness=limit.get("stiffness", 0.0),
         )
     if kind == "hinge":
-        _check_keys(limit, required=("type",), optional=("axis", "range_deg", "stiffness"))
+        check_keys(limit, required=("type",), optional=("axis", "range_deg", "stiffness"))
         return HingeLimit(
             axis=limit.get("axis", (1.0, 0.0, 0.0)),
             range_deg=limit.get("range_deg"),
             stiffness=limit.get("stiffness", 0.0),
         )
     if kind == "free":
-        _check_keys(limit, required=("type",), optional=("stiffness",))
+        check_keys(limit, required=("type",), optional=("stiffness",))
         return FreeLimit(stiffness=limit.get("stiffness", 0.0))
-    _check_keys(limit, required=("type",))
+    check_keys(limit, required=("type",))
     return FixedLimit()
 
 
 def _window_from_dict(data: object) -> ReachWindow:
-    window = _object(data, None)
+    window = checked_object(data, None)
     shape = window.get("shape")
     if shape not in _WINDOW_TYPES:
         if "shape" not in window:
             raise RigSpecError("missing", field="shape")
         raise RigSpecError(
-            f"unknown window shape {_show(shape)} (expected one of: {', '.join(_WINDOW_TYPES)})", field="shape"
+            f"unknown window shape {shown(shape)} (expected one of: {', '.join(_WINDOW_TYPES)})", field="shape"
         )
     center = window.get("center", (0.0, 1.0, 0.0))
     if shape == "polygon":
-        _check_keys(window, required=("shape", "vertices_deg"), optional=("center", "x_axis"))
+        check_keys(window, required=("shape", "vertices_deg"), optional=("center", "x_axis"))
         return PolygonWindow(center=center, x_axis=window.get("x_axis"), vertices_deg=window["vertices_deg"])
     if shape == "cone":
-        _check_keys(window, required=("shape", "half_angle_deg"), optional=("center",))
+        check_keys(window, required=("shape", "half_angle_deg"), optional=("center",))
         return ConeWindow(center=center, half_angle_deg=window["half_angle_deg"])
-    _check_keys(window, required=("shape", "half_angles_deg"), optional=("center", "x_axis"))
+    check_keys(window, required=("shape", "half_angles_deg"), optional=("center", "x_axis"))
     return EllipticConeWindow(center=center, x_axis=window.get("x_axis"), half_angles_deg=window["half_angles_deg"])
 
 
@@ -841,7 +672,7 @@ def _window_from_dict(data: object) -> ReachWindow:
 def loads_rig_spec(text: str, *, source: str | None = None) -> RigSpec:
     """Parse and validate rig spec JSON text; ``source`` (a file name) prefixes errors."""
     try:
-        data = json.loads(text, object_pairs_hook=_JsonObject)
+        data = json.loads(text, object_pairs_hook=JsonObject)
     except json.JSONDecodeError as err:
         raise RigSpecError(f"invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}", source=source) from None
     try:
@@ -859,19 +690,3 @@ def load_rig_spec(path: str | os.PathLike[str]) -> RigSpec:
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     return loads_rig_spec(text, source=os.fspath(path))
-
-
-def _pretty_json(value: Any, indent: int = 0, column: int = 0) -> str:
-    """JSON with a list or object on one line when it fits, else one item per line."""
-    inline = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(", ", ": "))
-    if not isinstance(value, (dict, list)) or not value or (indent > 0 and column + len(inline) < _JSON_WIDTH):
-        return inline
-    pad = "  " * (indent + 1)
-    if isinstance(value, dict):
-        items = []
-        for key, item in value.items():
-            head = f"{pad}{json.dumps(key, ensure_ascii=False)}: "
-            items.append(head + _pretty_json(item, indent + 1, len(head)))
-        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}"
-    items = [pad + _pretty_json(item, indent + 1, len(pad)) for item in value]
-    return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
