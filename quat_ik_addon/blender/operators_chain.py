@@ -206,16 +206,22 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
 
     @staticmethod
     def _new_target_empty(context, ob, tip):
-        pose_bone = ob.pose.bones[tip.name]
-        empty = bpy.data.objects.new(f"{tip.name}_target", None)
-        empty.empty_display_type = "SPHERE"
-        empty.empty_display_size = max(0.05, 0.15 * tip.length)
-        empty.location = ob.matrix_world @ pose_bone.tail
-        collection = ob.users_collection[0] if ob.users_collection else context.scene.collection
-        if not compat.is_editable(collection):
-            collection = context.scene.collection
-        collection.objects.link(empty)
-        return empty
+        location = ob.matrix_world @ ob.pose.bones[tip.name].tail
+        return new_empty(context, ob, f"{tip.name}_target", location, max(0.05, 0.15 * tip.length))
+
+
+def new_empty(context, ob, name: str, location, size: float):
+    """A sphere empty at ``location`` (world), in the armature's first collection (the
+    scene's when that one is linked and read-only)."""
+    empty = bpy.data.objects.new(name, None)
+    empty.empty_display_type = "SPHERE"
+    empty.empty_display_size = size
+    empty.location = location
+    collection = ob.users_collection[0] if ob.users_collection else context.scene.collection
+    if not compat.is_editable(collection):
+        collection = context.scene.collection
+    collection.objects.link(empty)
+    return empty
 
 
 def _unique_name(chains, base: str) -> str:

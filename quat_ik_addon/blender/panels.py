@@ -130,6 +130,8 @@ class QUATIK_PT_chain_pole(_ChainSubPanel, bpy.types.Panel):
         layout = self.split_layout()
         chain = properties.active_chain(context.object)
         pole = _object_or_bone(layout, chain, "pole_object", "pole_bone")
+        if pole is None:
+            layout.operator("quat_ik.add_pole", text="Add Pole", icon="EMPTY_AXIS")
         row = layout.row()
         row.active = pole is not None
         row.prop(chain, "pole_angle")
@@ -200,6 +202,7 @@ def draw_pose_ik_menu(self, context):
     layout = self.layout
     layout.separator()
     layout.operator("quat_ik.add_chain", icon="CON_KINEMATIC")
+    layout.operator("quat_ik.add_pole", text="Add Quat IK Pole Target")
     layout.operator("quat_ik.solve", text="Solve Quat IK Now")
     layout.operator("quat_ik.bake", text="Bake Quat IK...")
     layout.operator("quat_ik.next_jump", text="Next Quat IK Pose Jump")

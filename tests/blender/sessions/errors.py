@@ -107,6 +107,7 @@ pose_mode(ob, "B2")
 ob.data.bones["B2"].name = "Hand"
 expect_error("solve, tip bone renamed", bpy.ops.quat_ik.solve, "bone 'B2' not found")
 expect_error("bake, tip bone renamed", bpy.ops.quat_ik.bake, "bone 'B2' not found", frame_start=1, frame_end=5)
+expect_error("add pole, tip bone renamed", bpy.ops.quat_ik.add_pole, "bone 'B2' not found")
 ob.data.bones["Hand"].name = "B2"
 bpy.data.objects.remove(target)
 expect_error("solve, target deleted", bpy.ops.quat_ik.solve, "no target")
@@ -150,6 +151,20 @@ expect_error("solve, non-convex reach window", bpy.ops.quat_ik.solve, "bone 'B1'
 limits.windows.clear()
 limits.joint_type = "FREE"
 
+# ---- a pole for a chain with no bend to face
+pose_mode(ob, "B2")
+add_chain(ob, "B2", 1, "Target", mode="MANUAL")
+expect_error("add pole to a one-bone chain", bpy.ops.quat_ik.add_pole, "has one bone")
+straight = straight_rig("Straight", 2)
+empty("Above", (0.0, 0.0, 5.0))
+add_chain(straight, "B1", 2, "Above", mode="MANUAL")
+expect_error("add pole to a straight chain", bpy.ops.quat_ik.add_pole, "is straight")
+bpy.ops.object.mode_set(mode="OBJECT")
+bpy.data.objects.remove(straight)
+bpy.context.view_layer.objects.active = ob
+ob.quat_ik.chains.remove(1)
+ob.quat_ik.active_chain_index = 0
+
 # ---- a linked (read-only) rig, and a target on a linked rig
 library = workdir / "library.blend"
 bpy.ops.wm.save_as_mainfile(filepath=str(workdir / "main.blend"))
@@ -163,6 +178,7 @@ bpy.context.view_layer.objects.active = linked_arm
 expect_error("add chain on a linked armature", bpy.ops.quat_ik.add_chain, "linked", target="")
 expect_error("solve a linked armature", bpy.ops.quat_ik.solve, "linked")
 expect_error("bake a linked armature", bpy.ops.quat_ik.bake, "linked", frame_start=1, frame_end=3)
+expect_error("add a pole to a linked armature's chain", bpy.ops.quat_ik.add_pole, "linked")
 local = straight_rig("Local", 2)
 local.location = (0.5, 0.0, 0.0)
 add_chain(local, "B1", 2, "Arm", target_bone="B1", mode="MANUAL")

@@ -1,5 +1,6 @@
 """Session: a chain's pole target decides which way it bends, in Solve Now, Live and Bake,
-without costing the goal; the pole angle turns the bend; a deleted pole is simply gone.
+without costing the goal; the pole angle turns the bend; a deleted pole is simply gone; Add
+Pole puts a new one where the chain bends and keeps the pose.
 
 argv: WORKDIR
 """
@@ -13,8 +14,10 @@ import bpy
 from tests.blender.sessions.common import (
     Checks,
     add_chain,
+    bone_world_matrices,
     effector_world,
     empty,
+    matrix_distance,
     straight_rig,
     submodule,
     world_of,
@@ -96,6 +99,9 @@ class RecordingLayout:
     def row(self, **_):
         return self
 
+    def operator(self, idname, **_):
+        self.shown.append(idname)
+
 
 def drawn_fields(panel_class) -> list:
     shown: list = []
@@ -132,4 +138,33 @@ bpy.data.objects.remove(pole)
 checks.check("deleted pole: the chain's pole is cleared", chain.pole_object is None)
 solve()
 checks.check("deleted pole: still reaches", reached() < 1e-3, f"{reached():.2e}")
+
+# Add Pole: an empty on the side the chain bends toward now becomes its pole; the pose stays.
+checks.check(
+    "Pole panel offers Add Pole while the chain has none",
+    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "quat_ik.add_pole", "pole_angle"],
+    drawn_fields(panels.QUATIK_PT_chain_pole),
+)
+bpy.context.view_layer.update()
+before = bone_world_matrices(rig)
+heads = [world_of(rig, name) for name in ("B0", "B1", "B2")]
+tip = effector_world(rig, "B2")
+checks.check("add pole finished", bpy.ops.quat_ik.add_pole(distance=0.5) == {"FINISHED"})
+added = chain.pole_object
+checks.check("... an empty named after the chain is its pole", added is not None and added.name == "B2_pole", added)
+middle = (heads[0] + tip) / 2.0
+axis = (tip - heads[0]).normalized()
+bend = (heads[1] + heads[2]) / 2.0 - heads[0]
+bend = (bend - axis * bend.dot(axis)).normalized()
+offset = added.location - middle
+checks.near("... half the chain's length from its middle", offset.length, 1.5, 1e-4)
+checks.near("... on the side the chain bends toward", offset.normalized().dot(bend), 1.0, 1e-6)
+solve()
+moved = max(matrix_distance(before[name], matrix) for name, matrix in bone_world_matrices(rig).items())
+checks.check("... and solving with it keeps the pose", moved < 1e-4, moved)
+checks.check("a chain with a pole cannot get another", not bpy.ops.quat_ik.add_pole.poll())
+added.location = middle - offset  # the other side of the root-target line
+solve()
+checks.check("the new pole bends the chain when moved", bend_x() * bend.x < 0.0, f"{bend_x():.3f}")
+checks.check("... still reaching", reached() < 1e-3, f"{reached():.2e}")
 checks.close()

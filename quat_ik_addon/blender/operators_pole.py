@@ -1,0 +1,118 @@
+"""Add Pole Target: a new empty on the side the active chain bends toward now, made its pole.
+
+Without a pole a chain whose goal is only a position may swing about the line from its root to
+its target as it likes (a knee turning outward, an elbow dropping). A pole fixes that swing,
+and placing it where the chain bends already keeps the current pose: the pole's bend is the
+mean of the joints' heads seen across the root-to-tip line (``solver/pole.py``), which this
+operator measures on the posed chain and points the pole along.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import bpy
+from bpy.props import FloatProperty
+
+from . import compat, properties, runtime
+from .operators_chain import new_empty
+
+# A bend shorter than this share of the chain's length gives the pole no side to go on.
+STRAIGHT_BELOW = 1e-4
+
+
+def _poll(cls, context) -> bool:
+    ob = context.object
+    if ob is None or ob.type != "ARMATURE":
+        compat.poll_message(cls, "Select an armature")
+        return False
+    chain = properties.active_chain(ob)
+    if chain is None:
+        compat.poll_message(cls, f"'{ob.name}' has no Quat IK chains")
+        return False
+    if chain.pole_object is not None:
+        compat.poll_message(cls, f"Chain '{chain.name}' already bends toward '{chain.pole_object.name}'")
+        return False
+    return True
+
+
+def chain_length(heads, tail) -> float:
+    """Length of the posed chain through its joint heads (root first) to its tip's tail."""
+    return sum((b - a).length for a, b in pairwise([*heads, tail]))
+
+
+def pole_location(heads, tail, distance: float):
+    """Where the pole goes (world), from the chain's posed joint heads (root first) and its
+    tip's tail: off the middle of the root-to-tip line, along the bend, ``distance`` times
+    the chain's length away. None for a straight chain."""
+    from mathutils import Vector
+
+    root, length = heads[0], chain_length(heads, tail)
+    line = tail - root
+    if line.length <= STRAIGHT_BELOW * length:
+        return None
+    axis = line.normalized()
+    mean = sum((head - root for head in heads[1:]), Vector((0.0, 0.0, 0.0))) / (len(heads) - 1)
+    bend = mean - axis * mean.dot(axis)
+    if bend.length <= STRAIGHT_BELOW * length:
+        return None
+    return root + line * 0.5 + bend.normalized() * (distance * length)
+
+
+class QUATIK_OT_add_pole(bpy.types.Operator):
+    """Add an empty on the side the active chain bends toward and make it the chain's pole"""
+
+    bl_idname = "quat_ik.add_pole"
+    bl_label = "Add Quat IK Pole Target"
+    bl_description = (
+        "Put a new empty on the side the active chain bends toward now and make it the chain's pole, "
+        "so the bend keeps facing it (the current pose stays)"
+    )
+    bl_options = {"REGISTER", "UNDO"}
+
+    distance: FloatProperty(
+        name="Distance",
+        description="How far the pole stands from the middle of the chain, in chain lengths",
+        default=1.0,
+        min=0.05,
+        soft_max=5.0,
+    )
+
+    @classmethod
+    def poll(cls, context):
+        return _poll(cls, context)
+
+    def execute(self, context):
+        from . import rig_reader
+        from .errors import ChainError
+
+        ob = context.object
+        chain = properties.active_chain(ob)
+        if not compat.is_editable(ob):
+            self.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
+            return {"CANCELLED"}
+        try:
+            names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
+            if len(names) < 2:
+                raise ChainError(f"Chain '{chain.name}' has one bone: it has no bend for a pole to face")
+            posed = rig_reader.evaluated(ob, context.evaluated_depsgraph_get()).pose.bones
+        except ChainError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        world = ob.matrix_world
+        heads, tail = [world @ posed[name].head for name in names], world @ posed[names[-1]].tail
+        location = pole_location(heads, tail, self.distance)
+        if location is None:
+            self.report(
+                {"ERROR"}, f"Chain '{chain.name}' is straight: bend it a little toward where the pole should go first"
+            )
+            return {"CANCELLED"}
+        size = max(0.02, 0.05 * chain_length(heads, tail))
+        empty = new_empty(context, ob, f"{chain.name}_pole", location, size)
+        chain.pole_object, chain.pole_bone, chain.pole_angle = empty, "", 0.0
+        runtime.bump()
+        self.report({"INFO"}, f"Chain '{chain.name}' bends toward its new pole '{empty.name}'")
+        return {"FINISHED"}
+
+
+CLASSES = (QUATIK_OT_add_pole,)
