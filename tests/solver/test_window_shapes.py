@@ -208,3 +208,20 @@ def test_convex_hull_2d() -> None:
     assert corners == {(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)}  # collinear, inner, repeated points dropped
     assert len(convex_hull_2d(square)) == 4
     assert len(convex_hull_2d(np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]))) == 2
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_points_apart_only_by_rounding_make_one_corner(seed: int) -> None:
+    """A direction sampled several times reads back with different last bits: the hull keeps
+    one corner for it, whatever turns the rounding noise makes."""
+    rng = np.random.default_rng(seed)
+    corners = rng.normal(size=(5, 2))
+    repeated = np.repeat(corners, 4, axis=0)
+    noisy = repeated * (1.0 + rng.choice([-1.0, 0.0, 1.0], size=repeated.shape) * np.finfo(float).eps)
+    hull = noisy[convex_hull_2d(noisy)]
+    expected = corners[convex_hull_2d(corners)]
+    assert len(hull) == len(expected)
+    assert np.max(np.min(np.linalg.norm(hull[:, None] - expected[None], axis=-1), axis=1)) < 1e-12
+    edges = np.roll(hull, -1, axis=0) - hull
+    turns = edges[:, 0] * np.roll(edges, -1, axis=0)[:, 1] - edges[:, 1] * np.roll(edges, -1, axis=0)[:, 0]
+    assert np.all(turns > 0.0)
