@@ -64,9 +64,9 @@ _Y = (0.0, 1.0, 0.0)
 # Corners are rounded to this many decimals of a degree (1e-9° ≈ 2e-11 rad): files read
 # 30.0 rather than 29.999999999999996, and no shape moves by anything a joint could show.
 DECIMALS = 9
-# A hull corner must turn by a cross product above this times the input's squared size
-# (``convex_hull_2d``): far above rounding noise, far below any corner a window shows.
-HULL_TURN_SLACK = 1e-12
+# Hull points this close (times the input's size) are one point (``convex_hull_2d``): far
+# above rounding noise, far below any corner a window shows.
+HULL_MERGE = 1e-12
 
 
 def cone_window(half_angle_deg: float, center: npt.ArrayLike = _Y) -> spec.ConeWindow:
@@ -255,30 +255,46 @@ def range_of_motion_window(
     return _polygon_from_plane_points(corners_array[convex_hull_2d(corners_array)], center, x_axis)
 
 
+def _near_a_kept_point(kept: list[int], xs: list[float], ys: list[float], x: float, y: float, merge: float) -> bool:
+    """Whether (x, y) lies within ``merge`` of a kept point; points come in x order, so only
+    the last few kept can be that close."""
+    for k in reversed(kept):
+        if xs[k] < x - merge:
+            return False
+        if abs(ys[k] - y) <= merge:
+            return True
+    return False
+
+
 def convex_hull_2d(points: npt.ArrayLike) -> np.ndarray:
     """Indices of the 2D convex hull's corners, counter-clockwise, without collinear points.
 
     Andrew's monotone chain (1979): sort by x then y, build the lower and upper chains,
-    popping every point that does not make a clear left turn.  Fewer than 3 indices come
+    popping every point that does not make a strict left turn.  Fewer than 3 indices come
     back for collinear or repeated input.
 
-    "Clear" is a turn whose cross product exceeds ``HULL_TURN_SLACK`` times the squared size
-    of the input: points that differ from a corner, or from the line through two corners, only
-    by rounding (one direction sampled twice, read back with different last bits) are not
-    corners.  Deciding their turns by the sign of rounding noise kept near-duplicate corners
-    whose order the noise set, and a fitted window came out dented.
+    Points closer to one another than ``HULL_MERGE`` times the input's size count as one (the
+    first in sorted order): one direction sampled twice comes back with different last bits,
+    and the turns between such near-duplicates are rounding noise. Left in, the noise decided
+    which of them were corners and a fitted window came out dented.
     """
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     order = np.lexsort((pts[:, 1], pts[:, 0]))
+    merge = HULL_MERGE * max(1.0, float(np.max(np.abs(pts)))) if len(pts) else 0.0
+    sorted_xs, sorted_ys = pts[order, 0].tolist(), pts[order, 1].tolist()
+    distinct: list[int] = []  # positions in ``order``
+    for position, (x, y) in enumerate(zip(sorted_xs, sorted_ys, strict=True)):
+        if not _near_a_kept_point(distinct, sorted_xs, sorted_ys, x, y, merge):
+            distinct.append(position)
+    order = order[np.asarray(distinct, dtype=int)]
     xs, ys = pts[order, 0].tolist(), pts[order, 1].tolist()
-    slack = HULL_TURN_SLACK * max(1.0, float(np.max(np.abs(pts)))) ** 2 if len(pts) else 0.0
 
     def chain(indices: range) -> list[int]:
         kept: list[int] = []
         for i in indices:
             while len(kept) >= 2:
                 a, b = kept[-2], kept[-1]
-                if (xs[b] - xs[a]) * (ys[i] - ys[a]) - (ys[b] - ys[a]) * (xs[i] - xs[a]) > slack:
+                if (xs[b] - xs[a]) * (ys[i] - ys[a]) - (ys[b] - ys[a]) * (xs[i] - xs[a]) > 0.0:
                     break
                 kept.pop()
             kept.append(i)
