@@ -58,9 +58,11 @@ def _registered_classes() -> tuple:
 def register() -> None:
     import bpy
 
-    from .blender import handlers, limits_properties, menus, overlay_draw, properties
+    from .blender import handlers, limits_properties, menus, overlay_draw, overrides, properties
 
     for cls in _registered_classes():
+        if issubclass(cls, bpy.types.PropertyGroup):
+            overrides.make_overridable(cls)
         bpy.utils.register_class(cls)
     properties.attach()
     limits_properties.attach()

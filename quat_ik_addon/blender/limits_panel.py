@@ -63,6 +63,10 @@ class QUATIK_PT_bone_limits(bpy.types.Panel):
         pose_bone = context.active_pose_bone
         limits = pose_bone.quat_ik
         layout.label(text=pose_bone.name, icon="BONE_DATA")
+        if getattr(pose_bone.id_data, "override_library", None) is not None:
+            # An override cannot keep limit changes (``overrides``): shown, not editable.
+            layout.label(text="Library override: the limits come with the rig", icon="LIBRARY_DATA_OVERRIDE")
+            layout.enabled = False
         layout.use_property_split = True
         layout.use_property_decorate = False
         row = layout.row(align=True)

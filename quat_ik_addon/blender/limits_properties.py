@@ -26,7 +26,7 @@ from bpy.props import (
     PointerProperty,
 )
 
-from . import runtime
+from . import overrides, runtime
 
 JOINT_TYPES = (
     ("FREE", "Free", "Any rotation", "DECORATE_UNLOCKED", 0),
@@ -281,10 +281,15 @@ CLASSES = (QuatIKPolygonVertex, QuatIKReachWindow, QuatIKJointLimits, QuatIKScen
 def attach() -> None:
     """Hang the limits on pose bones and the overlay settings on scenes (called from register())."""
     bpy.types.PoseBone.quat_ik = PointerProperty(
-        type=QuatIKJointLimits, name="Quat IK Limits", description="Quat IK joint limits of this bone"
+        type=QuatIKJointLimits,
+        name="Quat IK Limits",
+        description="Quat IK joint limits of this bone",
     )
     bpy.types.Scene.quat_ik = PointerProperty(
-        type=QuatIKSceneSettings, name="Quat IK", description="Quat IK settings of this scene (the joint-limit overlay)"
+        type=QuatIKSceneSettings,
+        name="Quat IK",
+        description="Quat IK settings of this scene (the joint-limit overlay)",
+        override=overrides.OVERRIDE,
     )
 
 

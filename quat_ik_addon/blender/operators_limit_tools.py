@@ -42,7 +42,18 @@ def rest_matrix3(ob, bone_name: str) -> np.ndarray:
 
 
 def editable_armature(operator, ob) -> bool:
-    """True if the armature can be changed; else reports why (a linked rig) and returns False."""
+    """True if the armature's joint limits can be changed; else reports why and returns False.
+
+    A library override cannot keep them (``overrides``): they are the library's, as its bones are.
+    """
+    if getattr(ob, "override_library", None) is not None:
+        where = compat.linked_from(ob.override_library.reference)
+        operator.report(
+            {"ERROR"},
+            f"Armature '{ob.name}' is a library override: its joint limits come with the rig"
+            f"{f' from {where}' if where else ''}; change them there",
+        )
+        return False
     if not compat.is_editable(ob) or not compat.is_editable(ob.data):
         operator.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
         return False

@@ -22,7 +22,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import runtime
+from . import overrides, runtime
 
 MODES = (
     ("MANUAL", "Manual", "Solve only when asked (Solve Now, Bake)", "HAND", 0),
@@ -232,7 +232,10 @@ CLASSES = (QuatIKChain, QuatIKArmatureSettings)
 def attach() -> None:
     """Hang the property groups on Blender types (called from register())."""
     bpy.types.Object.quat_ik = PointerProperty(
-        type=QuatIKArmatureSettings, name="Quat IK", description="Quat IK chains of this armature"
+        type=QuatIKArmatureSettings,
+        name="Quat IK",
+        description="Quat IK chains of this armature",
+        override=overrides.OVERRIDE,
     )
 
 
