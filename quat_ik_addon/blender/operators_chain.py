@@ -13,7 +13,8 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 from . import compat, properties, runtime
 
 
-def _armature_with_chains_poll(cls, context) -> bool:
+def armature_with_chains_poll(cls, context) -> bool:
+    """An armature with Quat IK chains is active; else the poll message says what is missing."""
     ob = context.object
     if ob is None or ob.type != "ARMATURE":
         compat.poll_message(cls, "Select an armature")
@@ -242,7 +243,7 @@ class QUATIK_OT_remove_chain(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _armature_with_chains_poll(cls, context)
+        return armature_with_chains_poll(cls, context)
 
     def execute(self, context):
         ob = context.object
@@ -275,7 +276,7 @@ class QUATIK_OT_move_chain(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _armature_with_chains_poll(cls, context)
+        return armature_with_chains_poll(cls, context)
 
     def execute(self, context):
         settings = context.object.quat_ik
@@ -309,7 +310,7 @@ class QUATIK_OT_solve(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _armature_with_chains_poll(cls, context)
+        return armature_with_chains_poll(cls, context)
 
     def execute(self, context):
         from . import pose_solve, rig_reader
@@ -364,7 +365,7 @@ class QUATIK_OT_learn_start_poses(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _armature_with_chains_poll(cls, context)
+        return armature_with_chains_poll(cls, context)
 
     def execute(self, context):
         import time
