@@ -6,6 +6,7 @@ argv: WORKDIR
 """
 
 import sys
+import types
 from pathlib import Path
 
 import bpy
@@ -18,6 +19,7 @@ from tests.blender.sessions.common import (
     pose_mode,
     reset_scene,
     straight_rig,
+    submodule,
 )
 
 workdir = Path(sys.argv[1])
@@ -83,6 +85,31 @@ except RuntimeError as error:
     message = str(error)
 checks.check("reset limits is refused", "library override" in message and "change them there" in message, message)
 checks.check("... and the limit is as the library has it", rig.pose.bones["B1"].quat_ik.stiffness == 0.25)
+
+
+class RecordingLayout:
+    """Stands in for the panel's layout: every call returns it; labels are recorded."""
+
+    def __init__(self):
+        self.labels, self.enabled = [], True
+
+    def label(self, text="", **_):
+        self.labels.append(text)
+        return self
+
+    def __getattr__(self, name):
+        return lambda *_args, **_kwargs: self
+
+
+layout = RecordingLayout()
+panel = types.SimpleNamespace(layout=layout)
+context = types.SimpleNamespace(active_pose_bone=rig.pose.bones["B1"], active_object=rig)
+submodule("limits_panel").QUATIK_PT_bone_limits.draw(panel, context)
+checks.check(
+    "the Joint Limits panel shows the limits greyed, and why",
+    not layout.enabled and any("Library override" in text for text in layout.labels),
+    layout.labels,
+)
 
 shot = workdir / "shot.blend"
 bpy.ops.object.mode_set(mode="OBJECT")
