@@ -1,4 +1,5 @@
 """Add Pole Target: a new empty on the side the active chain bends toward now, made its pole.
+A straight chain gets it on the side its joint limits let it bend to (a knee's hinge range).
 
 Without a pole a chain whose goal is only a position may swing about the line from its root to
 its target as it likes (a knee turning outward, an elbow dropping). A pole fixes that swing,
@@ -57,6 +58,30 @@ def pole_location(heads, tail, distance: float):
     return root + line * 0.5 + bend.normalized() * (distance * length)
 
 
+def _bent_by_limits(ob, chain, depsgraph):
+    """The chain's joint heads and tip (world) posed a fifth of the way from its current pose
+    toward the middle of each joint's limits: a straight knee bends the way its hinge allows.
+    Straight again (free joints, windows centred on the bone) when the limits do not say."""
+    import numpy as np
+    from mathutils import Vector
+
+    from ..solver import quaternion as quat
+    from ..solver.pose_curves import blend
+    from . import rig_reader
+    from .errors import ChainError
+
+    try:
+        rig = rig_reader.read_chain_rig(ob, chain)
+        inputs = rig_reader.read_frame_inputs(rig, depsgraph)
+    except ChainError:
+        return [Vector()], Vector()  # no straight-chain hint: pole_location finds no side
+    middles = np.array([getattr(limit, "centre", quat.IDENTITY) for limit in rig.chain.limits])
+    posed = rig.chain.forward_kinematics(blend(inputs.rotations, middles, 0.2)[None])
+    to_world = inputs.object_world @ inputs.root_parent_armature
+    points = np.vstack((posed.heads[0], posed.effector[0])) @ to_world[:3, :3].T + to_world[:3, 3]
+    return [Vector(point) for point in points[:-1]], Vector(points[-1])
+
+
 class QUATIK_OT_add_pole(bpy.types.Operator):
     """Add an empty on the side the active chain bends toward and make it the chain's pole"""
 
@@ -100,9 +125,13 @@ class QUATIK_OT_add_pole(bpy.types.Operator):
         world = ob.matrix_world
         heads, tail = [world @ posed[name].head for name in names], world @ posed[names[-1]].tail
         location = pole_location(heads, tail, self.distance)
+        if location is None:  # straight: the side its joint limits let it bend to, if they say
+            location = pole_location(*_bent_by_limits(ob, chain, context.evaluated_depsgraph_get()), self.distance)
         if location is None:
             self.report(
-                {"ERROR"}, f"Chain '{chain.name}' is straight: bend it a little toward where the pole should go first"
+                {"ERROR"},
+                f"Chain '{chain.name}' is straight and its joint limits do not say which way it bends: "
+                "bend it a little toward where the pole should go first",
             )
             return {"CANCELLED"}
         size = max(0.02, 0.05 * chain_length(heads, tail))

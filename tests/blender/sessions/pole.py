@@ -167,4 +167,28 @@ added.location = middle - offset  # the other side of the root-target line
 solve()
 checks.check("the new pole bends the chain when moved", bend_x() * bend.x < 0.0, f"{bend_x():.3f}")
 checks.check("... still reaching", reached() < 1e-3, f"{reached():.2e}")
+
+# A straight chain: the pole goes where its limits let it bend, a hinge knee's range.
+leg = straight_rig("Leg", 3)
+leg.location = (5.0, 0.0, 0.0)
+knee = leg.pose.bones["B1"].quat_ik
+knee.joint_type, knee.hinge_axis, knee.use_hinge_range = "HINGE", "X", True
+knee.hinge_min, knee.hinge_max = 0.0, math.radians(120.0)
+foot_target = empty("FootTarget", (5.0, 0.0, 2.2))
+checks.check("a straight leg's chain added", add_chain(leg, "B2", 3, "FootTarget", mode="MANUAL") == {"FINISHED"})
+checks.check("add pole to the straight leg", bpy.ops.quat_ik.add_pole() == {"FINISHED"})
+leg_chain = leg.quat_ik.chains[0]
+leg_pole = leg_chain.pole_object
+checks.check(
+    "... beside the leg, off its line",
+    leg_pole is not None and abs(leg_pole.location.x - 5.0) + abs(leg_pole.location.y) > 1.0,
+)
+checks.check("solve the leg with it", bpy.ops.quat_ik.solve() == {"FINISHED"})
+bpy.context.view_layer.update()
+hip_turn = leg.pose.bones["B0"].rotation_quaternion.angle
+knee_angle = leg.pose.bones["B1"].rotation_quaternion.angle
+leg_reach = (effector_world(leg, "B2") - foot_target.matrix_world.translation).length
+checks.check("... it reaches", leg_reach < 1e-3, f"{leg_reach:.2e}")
+checks.check("... the knee bends inside its range", 0.1 < knee_angle <= math.radians(120.0) + 1e-4, knee_angle)
+checks.check("... and the hip has no half turn to make to face the pole", hip_turn < math.radians(90.0), hip_turn)
 checks.close()
