@@ -66,6 +66,13 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
         name="Target", description="Object the chain reaches for (empty: a new empty at the tip's end)"
     )
     target_bone: StringProperty(name="Target Bone", description="Bone of the target armature to reach for")
+    add_pole: BoolProperty(
+        name="Add Pole",
+        description=(
+            "Also add a pole target on the side the chain bends toward now (a straight chain: where its joint "
+            "limits let it bend), so its bend keeps facing it"
+        ),
+    )
     mode: EnumProperty(name="Mode", description="When the chain re-solves", items=properties.MODES, default="LIVE")
     orientation_mode: EnumProperty(
         name="Orientation",
@@ -141,6 +148,7 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
             orientation = bpy.data.objects.get(self.orientation_target)
             if orientation is not None and orientation.type == "ARMATURE":
                 layout.prop_search(self, "orientation_bone", orientation.data, "bones")
+        layout.prop(self, "add_pole")
         layout.prop(self, "mode")
         _solver_settings_layout(layout, self)
 
@@ -195,6 +203,15 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
         runtime.bump()
 
         message = f"Added chain '{chain.name}': {' > '.join(names)} reaching for '{target.name}'"
+        level = "INFO"
+        if self.add_pole:
+            from .operators_pole import place_pole
+
+            pole, problem = place_pole(context, ob, chain, 1.0)
+            if pole is None:
+                level, message = "WARNING", f"{message}, without a pole: {problem}"
+            else:
+                message += f", bending toward '{pole.name}'"
         if self.mode != "MANUAL":
             report = pose_solve.solve_current_frame(
                 ob, [chain], context.evaluated_depsgraph_get(), warm_start=self.mode == "LIVE"
@@ -202,7 +219,7 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
             if report.error:
                 self.report({"WARNING"}, f"{message}; it cannot be solved yet: {report.error}")
                 return {"FINISHED"}
-        self.report({"INFO"}, message)
+        self.report({level}, message)
         return {"FINISHED"}
 
     @staticmethod

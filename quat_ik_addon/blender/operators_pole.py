@@ -106,40 +106,47 @@ class QUATIK_OT_add_pole(bpy.types.Operator):
         return _poll(cls, context)
 
     def execute(self, context):
-        from . import rig_reader
-        from .errors import ChainError
-
         ob = context.object
         chain = properties.active_chain(ob)
         if not compat.is_editable(ob):
             self.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
             return {"CANCELLED"}
-        try:
-            names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
-            if len(names) < 2:
-                raise ChainError(f"Chain '{chain.name}' has one bone: it has no bend for a pole to face")
-            posed = rig_reader.evaluated(ob, context.evaluated_depsgraph_get()).pose.bones
-        except ChainError as error:
-            self.report({"ERROR"}, str(error))
+        empty, problem = place_pole(context, ob, chain, self.distance)
+        if empty is None:
+            self.report({"ERROR"}, problem)
             return {"CANCELLED"}
-        world = ob.matrix_world
-        heads, tail = [world @ posed[name].head for name in names], world @ posed[names[-1]].tail
-        location = pole_location(heads, tail, self.distance)
-        if location is None:  # straight: the side its joint limits let it bend to, if they say
-            location = pole_location(*_bent_by_limits(ob, chain, context.evaluated_depsgraph_get()), self.distance)
-        if location is None:
-            self.report(
-                {"ERROR"},
-                f"Chain '{chain.name}' is straight and its joint limits do not say which way it bends: "
-                "bend it a little toward where the pole should go first",
-            )
-            return {"CANCELLED"}
-        size = max(0.02, 0.05 * chain_length(heads, tail))
-        empty = new_empty(context, ob, f"{chain.name}_pole", location, size)
-        chain.pole_object, chain.pole_bone, chain.pole_angle = empty, "", 0.0
         runtime.bump()
         self.report({"INFO"}, f"Chain '{chain.name}' bends toward its new pole '{empty.name}'")
         return {"FINISHED"}
+
+
+def place_pole(context, ob, chain, distance: float) -> tuple[object, str]:
+    """Make a new empty the chain's pole, where it bends now (``pole_location``), or where its
+    limits let a straight chain bend; returns (the empty, "") or (None, why there is none)."""
+    from . import rig_reader
+    from .errors import ChainError
+
+    try:
+        names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
+        if len(names) < 2:
+            raise ChainError(f"Chain '{chain.name}' has one bone: it has no bend for a pole to face")
+        depsgraph = context.evaluated_depsgraph_get()
+        posed = rig_reader.evaluated(ob, depsgraph).pose.bones
+    except ChainError as error:
+        return None, str(error)
+    world = ob.matrix_world
+    heads, tail = [world @ posed[name].head for name in names], world @ posed[names[-1]].tail
+    location = pole_location(heads, tail, distance)
+    if location is None:  # straight: the side its joint limits let it bend to, if they say
+        location = pole_location(*_bent_by_limits(ob, chain, depsgraph), distance)
+    if location is None:
+        return None, (
+            f"Chain '{chain.name}' is straight and its joint limits do not say which way it bends: "
+            "bend it a little toward where the pole should go first"
+        )
+    empty = new_empty(context, ob, f"{chain.name}_pole", location, max(0.02, 0.05 * chain_length(heads, tail)))
+    chain.pole_object, chain.pole_bone, chain.pole_angle = empty, "", 0.0
+    return empty, ""
 
 
 CLASSES = (QUATIK_OT_add_pole,)

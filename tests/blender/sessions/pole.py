@@ -191,4 +191,23 @@ leg_reach = (effector_world(leg, "B2") - foot_target.matrix_world.translation).l
 checks.check("... it reaches", leg_reach < 1e-3, f"{leg_reach:.2e}")
 checks.check("... the knee bends inside its range", 0.1 < knee_angle <= math.radians(120.0) + 1e-4, knee_angle)
 checks.check("... and the hip has no half turn to make to face the pole", hip_turn < math.radians(90.0), hip_turn)
+
+# Add Chain can add the pole too; where there is no side to put it, the chain still comes, with
+# a warning.
+leg_chain.pole_object = None
+bpy.data.objects.remove(leg_pole)
+checks.check(
+    "add chain with a pole",
+    add_chain(leg, "B2", 3, "FootTarget", mode="MANUAL", add_pole=True) == {"FINISHED"},
+)
+second = leg.quat_ik.chains[-1]
+checks.check("... the new chain has its pole", second.pole_object is not None, second.pole_object)
+knee.joint_type = "FREE"  # straight, and now nothing says which way the knee bends
+for bone in leg.pose.bones:
+    bone.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+checks.check(
+    "add chain with a pole on a straight free chain",
+    add_chain(leg, "B2", 3, "FootTarget", mode="MANUAL", add_pole=True) == {"FINISHED"},
+)
+checks.check("... comes without one", leg.quat_ik.chains[-1].pole_object is None)
 checks.close()
