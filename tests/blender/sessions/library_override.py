@@ -123,4 +123,9 @@ checks.check("... the first chain's changed settings", kept == (0.01, 5, "PER_FR
 checks.check("... the added chain's tip and length", (chains[1].tip_bone, chains[1].chain_length) == ("B1", 2))
 checks.check("... the bake", rig.animation_data is not None and rig.animation_data.action is not None)
 checks.check("... the library's limit", rig.pose.bones["B1"].quat_ik.stiffness == 0.25)
+target = next(ob for ob in bpy.data.objects if ob.type == "EMPTY" and ob.override_library is not None)
+target.location = (0.6, 0.6, 2.0)
+bpy.context.scene.frame_set(3)  # the first chain is Per Frame now
+reached = (effector_world(rig, "B2") - target.matrix_world.translation).length
+checks.check("... and Per Frame solves the override on a frame change", reached < 0.01, f"{reached:.2e}")
 checks.close()
