@@ -1,13 +1,13 @@
 """Add Pole Target: a new empty on the side the active chain bends toward now, made its pole.
-A straight chain gets it on the side its joint limits let it bend to (a knee's hinge range).
 
 Without a pole a chain whose goal is only a position may swing about the line from its root to
 its target as it likes (a knee turning outward, an elbow dropping). A pole fixes that swing,
 and placing it where the chain bends already keeps the current pose: the pole's bend is the
-mean of the joints' heads seen across the root-to-tip line (``solver/pole.py``), which this
-operator measures on the posed chain and points the pole along.
+mean of the joints' heads seen across the root-to-goal line (``solver/pole.py``), measured
+here on the posed chain across the root-to-tip line (where a chain that reaches has its
+goal). A straight chain gets the pole on the side its joint limits let it bend to (a knee's
+hinge range).
 """
-
 from __future__ import annotations
 
 from itertools import pairwise
