@@ -8,6 +8,7 @@ here on the posed chain across the root-to-tip line (where a chain that reaches 
 goal). A straight chain gets the pole on the side its joint limits let it bend to (a knee's
 hinge range).
 """
+
 from __future__ import annotations
 
 from itertools import pairwise
