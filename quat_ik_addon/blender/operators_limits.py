@@ -18,6 +18,7 @@ from bpy.props import BoolProperty, EnumProperty
 
 from . import compat, runtime
 from .limits_properties import WINDOW_SHAPES
+from .operators_limit_tools import editable_armature
 
 MAX_HALF_ANGLE = math.radians(89.99)
 MIN_HALF_ANGLE = math.radians(0.01)
@@ -84,7 +85,8 @@ def apply_axis_ranges(limits, x: AxisRange, y: AxisRange, z: AxisRange) -> str:
     return "BALL"
 
 
-def _from_ik_limits(pose_bone) -> tuple[AxisRange, AxisRange, AxisRange]:
+def ik_limit_ranges(pose_bone) -> tuple[AxisRange, AxisRange, AxisRange]:
+    """The bone's own IK limits (Bone > Inverse Kinematics) as X, Y and Z ranges."""
     return tuple(
         _axis(
             getattr(pose_bone, f"lock_ik_{a}"),
@@ -142,13 +144,12 @@ class QUATIK_OT_limits_from_blender(bpy.types.Operator):
         bones = [context.active_pose_bone]
         if not self.only_active:
             bones += [pb for pb in (context.selected_pose_bones or ()) if pb != context.active_pose_bone]
-        if not compat.is_editable(bones[0].id_data):
-            self.report({"ERROR"}, f"Armature '{bones[0].id_data.name}' is linked and cannot be changed")
+        if not editable_armature(self, bones[0].id_data):
             return {"CANCELLED"}
         converted = []
         for pose_bone in bones:
             if self.source == "IK":
-                ranges = _from_ik_limits(pose_bone)
+                ranges = ik_limit_ranges(pose_bone)
             else:
                 constraint = next((c for c in pose_bone.constraints if c.type == "LIMIT_ROTATION"), None)
                 if constraint is None:
@@ -188,6 +189,8 @@ class QUATIK_OT_window_add(bpy.types.Operator):
         return True
 
     def execute(self, context):
+        if not editable_armature(self, context.active_pose_bone.id_data):
+            return {"CANCELLED"}
         limits = _active_limits(context)
         window = limits.windows.add()
         window.shape = self.shape
@@ -213,6 +216,8 @@ class QUATIK_OT_window_remove(bpy.types.Operator):
         return limits is not None and len(limits.windows) > 0
 
     def execute(self, context):
+        if not editable_armature(self, context.active_pose_bone.id_data):
+            return {"CANCELLED"}
         limits = _active_limits(context)
         index = min(limits.active_window_index, len(limits.windows) - 1)
         limits.windows.remove(index)
@@ -242,6 +247,8 @@ class QUATIK_OT_polygon_vertex_add(bpy.types.Operator):
         return _active_polygon(context) is not None
 
     def execute(self, context):
+        if not editable_armature(self, context.active_pose_bone.id_data):
+            return {"CANCELLED"}
         window = _active_polygon(context)
         count = len(window.vertices)
         index = min(window.active_vertex_index, count - 1) if count else -1
@@ -271,6 +278,8 @@ class QUATIK_OT_polygon_vertex_remove(bpy.types.Operator):
         return window is not None and len(window.vertices) > 3
 
     def execute(self, context):
+        if not editable_armature(self, context.active_pose_bone.id_data):
+            return {"CANCELLED"}
         window = _active_polygon(context)
         index = min(window.active_vertex_index, len(window.vertices) - 1)
         window.vertices.remove(index)

@@ -84,6 +84,15 @@ try:
 except RuntimeError as error:
     message = str(error)
 checks.check("reset limits is refused", "library override" in message and "change them there" in message, message)
+rig.pose.bones["B1"].quat_ik.joint_type = "BALL"  # as the panel would (it greys the field out)
+for tool in (bpy.ops.quat_ik.window_add, bpy.ops.quat_ik.limits_from_blender):
+    message = ""
+    try:
+        tool()
+    except RuntimeError as error:
+        message = str(error)
+    checks.check(f"{tool.idname_py()} is refused too", "library override" in message, message)
+rig.pose.bones["B1"].quat_ik.joint_type = "FREE"
 checks.check("... and the limit is as the library has it", rig.pose.bones["B1"].quat_ik.stiffness == 0.25)
 
 
