@@ -186,21 +186,19 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
 
         if target is None:
             target = self._new_target_empty(context, ob, tip)
-        settings = ob.quat_ik
-        chain = settings.chains.add()
-        chain.name = self.chain_name or _unique_name(settings.chains, tip.name)
-        chain.tip_bone = tip.name
-        chain.chain_length = length
-        chain.target_object = target
-        chain.target_bone = self.target_bone
-        chain.orientation_mode = self.orientation_mode
-        chain.orientation_object = orientation
-        chain.orientation_bone = self.orientation_bone
-        for name in ("iterations", "tolerance", "sweep_order", "clamp_mode", "restarts", "use_learned_start", "method"):
-            setattr(chain, name, getattr(self, name))
-        chain.mode = self.mode
-        settings.active_chain_index = len(settings.chains) - 1
-        runtime.bump()
+        chain = create_chain(
+            ob,
+            tip.name,
+            length,
+            target,
+            target_bone=self.target_bone,
+            name=self.chain_name,
+            mode=self.mode,
+            orientation_mode=self.orientation_mode,
+            orientation=orientation,
+            orientation_bone=self.orientation_bone,
+            solver_settings={name: getattr(self, name) for name in SOLVER_SETTINGS},
+        )
 
         message = f"Added chain '{chain.name}': {' > '.join(names)} reaching for '{target.name}'"
         level = "INFO"
@@ -240,6 +238,40 @@ def new_empty(context, ob, name: str, location, size: float):
         collection = context.scene.collection
     collection.objects.link(empty)
     return empty
+
+
+# The Solver sub-panel's settings, which Add Chain also offers.
+SOLVER_SETTINGS = ("iterations", "tolerance", "sweep_order", "clamp_mode", "restarts", "use_learned_start", "method")
+
+
+def create_chain(
+    ob,
+    tip: str,
+    length: int,
+    target,
+    *,
+    target_bone: str = "",
+    name: str = "",
+    mode: str = "LIVE",
+    orientation_mode: str = "NONE",
+    orientation=None,
+    orientation_bone: str = "",
+    solver_settings: dict | None = None,
+):
+    """Append a chain (checked by the caller) to the armature's list and make it the active one."""
+    settings = ob.quat_ik
+    chain = settings.chains.add()
+    chain.name = name or _unique_name(settings.chains, tip)
+    chain.tip_bone, chain.chain_length = tip, length
+    chain.target_object, chain.target_bone = target, target_bone
+    chain.orientation_mode = orientation_mode
+    chain.orientation_object, chain.orientation_bone = orientation, orientation_bone
+    for setting, value in (solver_settings or {}).items():
+        setattr(chain, setting, value)
+    chain.mode = mode
+    settings.active_chain_index = len(settings.chains) - 1
+    runtime.bump()
+    return chain
 
 
 def _unique_name(chains, base: str) -> str:

@@ -203,6 +203,7 @@ def draw_pose_ik_menu(self, context):
     layout.separator()
     layout.operator("quat_ik.add_chain", icon="CON_KINEMATIC")
     layout.operator("quat_ik.add_pole", text="Add Quat IK Pole Target")
+    layout.operator("quat_ik.from_ik_constraint", text="Quat IK Chain from IK Constraint")
     layout.operator("quat_ik.solve", text="Solve Quat IK Now")
     layout.operator("quat_ik.bake", text="Bake Quat IK...")
     layout.operator("quat_ik.next_jump", text="Next Quat IK Pose Jump")
