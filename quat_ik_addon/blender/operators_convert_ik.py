@@ -4,8 +4,8 @@ The new chain reaches for the constraint's target over the same bones, matches t
 rotation when the constraint does, and bends toward its pole; each bone's own IK limits (Bone >
 Inverse Kinematics), where its Quat IK limits are still the default, become joint limits as
 *From IK Limits* converts them. The constraint is muted, not deleted, so the rig can go back.
-What has no counterpart is said, not guessed: the pole angle (Blender measures it from the root
-bone's X axis, Quat IK from the chain's bend), stretch, and a weight below 1.
+The pole keeps its angle: the chain's root bone X axis faces it, as in Blender's IK. What has no
+counterpart is said, not guessed: stretch, and a weight below 1.
 """
 
 from __future__ import annotations
@@ -101,8 +101,7 @@ class QUATIK_OT_from_ik_constraint(bpy.types.Operator):
         notes = []
         if constraint.pole_target is not None:
             chain.pole_object, chain.pole_bone = constraint.pole_target, constraint.pole_subtarget
-            if abs(constraint.pole_angle) > 1e-6:
-                notes.append("its pole angle is not carried over (Quat IK turns the chain's bend toward the pole)")
+            chain.pole_facing, chain.pole_angle = "ROOT_X", constraint.pole_angle  # Blender's own measure
         if constraint.use_stretch and any(ob.pose.bones[name].ik_stretch > 0.0 for name in names):
             notes.append("stretch is not carried over (Quat IK bones keep their length)")
         if constraint.weight < 1.0:

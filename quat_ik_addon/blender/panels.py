@@ -132,9 +132,10 @@ class QUATIK_PT_chain_pole(_ChainSubPanel, bpy.types.Panel):
         pole = _object_or_bone(layout, chain, "pole_object", "pole_bone")
         if pole is None:
             layout.operator("quat_ik.add_pole", text="Add Pole", icon="EMPTY_AXIS")
-        row = layout.row()
-        row.active = pole is not None
-        row.prop(chain, "pole_angle")
+        col = layout.column()
+        col.active = pole is not None
+        col.prop(chain, "pole_facing")
+        col.prop(chain, "pole_angle")
 
 
 class QUATIK_PT_chain_solver(_ChainSubPanel, bpy.types.Panel):

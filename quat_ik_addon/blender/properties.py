@@ -63,6 +63,15 @@ ORIENTATION_MODES = (
     ("OBJECT", "Other Target", "The tip bone takes the rotation of another object or bone"),
 )
 
+POLE_FACINGS = (
+    ("BEND", "Chain Bend", "The chain's bend (the mean of its joints, across the root-to-target line) faces the pole"),
+    (
+        "ROOT_X",
+        "Root X Axis",
+        "The root bone's X axis faces the pole, as in Blender's IK: a Pole Angle carries over from its constraint",
+    ),
+)
+
 METHODS = (
     ("CCD", "CCD", "Cyclic coordinate descent (Blow 2002)"),
     ("DLS", "DLS", "Damped least squares"),
@@ -118,9 +127,15 @@ class QuatIKChain(bpy.types.PropertyGroup):
     pole_bone: StringProperty(
         name="Pole Bone", description="Bone of the pole armature whose head the chain bends toward", update=_changed
     )
+    pole_facing: EnumProperty(
+        name="Facing",
+        description="What of the chain turns to face the pole",
+        items=POLE_FACINGS,
+        update=_changed,
+    )
     pole_angle: FloatProperty(
         name="Pole Angle",
-        description="Turn of the bend about the line from the chain's root to its target, from facing the pole",
+        description="Turn about the line from the chain's root to its target, from facing the pole",
         subtype="ANGLE",
         unit="ROTATION",
         min=-math.pi,

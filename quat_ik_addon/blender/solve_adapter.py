@@ -35,6 +35,7 @@ class SolverOptions:
     orientation_weight: float = 0.0
     learned_starts: object = None  # the solver's LearnedStarts, when the chain has some
     pole_angle: float = 0.0  # radians, when the request has poles
+    pole_facing: str = "bend"  # what faces the pole (``pole.face_pole``)
     ease_jumps: int = 0  # a shot's visible jumps are eased over this many poses (the bake's keys; below 2: kept)
 
 
@@ -79,6 +80,7 @@ def options_for(chain_settings, learned_starts=None) -> SolverOptions:
         orientation_weight=orientation_weight,
         learned_starts=learned_starts if chain_settings.use_learned_start else None,
         pole_angle=float(chain_settings.pole_angle),
+        pole_facing=str(getattr(chain_settings, "pole_facing", "BEND")).lower(),
     )
 
 
@@ -115,7 +117,9 @@ def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveO
     goals = _goals(request, options)
     result = _run(chain, goals, request, options)
     if request.poles is not None:
-        result = solve_facing_poles(chain, goals, result, request.poles, options.settings, options.pole_angle)
+        result = solve_facing_poles(
+            chain, goals, result, request.poles, options.settings, options.pole_angle, options.pole_facing
+        )
     if request.sequence and options.ease_jumps >= 2:  # last: a pole's turn may make a jump too
         frame_numbers = np.arange(goals.count)
         result = ease_jumps(chain, goals, result, frame_numbers, options.ease_jumps, options.settings)

@@ -5,7 +5,9 @@ goal without moving the effector. A pole picks that swing: the chain is turned a
 line until its bend (the mean of its joints' heads, seen across the line) points at the
 pole, plus ``pole_angle``; the turn is about a line through the root's head, so it is a
 change of the root joint alone and leaves the effector where it was. The turned pose is then
-solved again from there (joint limits may hold the root back), which keeps the goal.
+solved again from there (joint limits may hold the root back), which keeps the goal. Facing
+"root_x" turns the root bone's X axis to the pole instead, as Blender's IK does, so a pole
+angle set for Blender's IK constraint means the same here.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ Array = NDArray[np.float64]
 # Across the root-goal line, a bend or a pole nearer than this share of the reach gives no
 # direction to turn to (a straight chain, or a pole on the line): those poses stay.
 UNDEFINED_BELOW = 1e-6
+POLE_FACINGS = ("bend", "root_x")
 
 
 def _across(vectors: Array, axis: Array) -> Array:
@@ -33,18 +36,27 @@ def _across(vectors: Array, axis: Array) -> Array:
     return vectors - axis * np.einsum("ij,ij->i", vectors, axis)[:, None]
 
 
-def face_pole(chain: Chain, rotations: Array, goals: Array, poles: Array, pole_angle: float = 0.0) -> Array:
+def face_pole(
+    chain: Chain, rotations: Array, goals: Array, poles: Array, pole_angle: float = 0.0, facing: str = "bend"
+) -> Array:
     """Poses (N, n, 4) turned about their root-to-goal lines so their bends face the poles.
 
     ``goals`` and ``poles`` are (N, 3) positions in the root frame; ``pole_angle`` (radians)
-    turns the bend further, right-handed about the root-to-goal line.
+    turns the bend further, right-handed about the root-to-goal line. ``facing`` says what faces
+    the pole: "bend", the mean of the joints' heads, or "root_x", the root bone's X axis, as
+    Blender's IK has it (``intern/iksolver``, IK_QJacobianSolver::ConstrainPoleVector).
     """
+    if facing not in POLE_FACINGS:
+        raise ValueError(f"facing must be one of {POLE_FACINGS}, not {facing!r}")
     pose = chain.forward_kinematics(rotations)
     root = pose.heads[:, 0]
     line = goals - root
     length = quat.length(line)
     axis = line / np.maximum(length, 1e-300)[:, None]
-    bend = _across(np.mean(pose.heads[:, 1:] - root[:, None], axis=1) if chain.n_bones > 1 else line, axis)
+    if facing == "root_x":
+        bend = _across(quat.rotate(pose.rotations[:, 0], np.array([1.0, 0.0, 0.0])) * chain.reach, axis)
+    else:
+        bend = _across(np.mean(pose.heads[:, 1:] - root[:, None], axis=1) if chain.n_bones > 1 else line, axis)
     wanted = _across(poles - root, axis)
     scale = UNDEFINED_BELOW * chain.reach
     defined = (length > scale) & (quat.length(bend) > scale) & (quat.length(wanted) > scale)
@@ -63,12 +75,18 @@ def face_pole(chain: Chain, rotations: Array, goals: Array, poles: Array, pole_a
 
 
 def solve_facing_poles(
-    chain: Chain, goals: Goals, solved: SolveResult, poles: Array, settings: SolveSettings, pole_angle: float = 0.0
+    chain: Chain,
+    goals: Goals,
+    solved: SolveResult,
+    poles: Array,
+    settings: SolveSettings,
+    pole_angle: float = 0.0,
+    facing: str = "bend",
 ) -> SolveResult:
     """Solved poses turned to face their poles, then solved again from there (no restarts:
     the answer should stay near the turned pose). Where that misses a goal the solved pose
     met (joint limits would not let the chain bend that way), the solved pose stays."""
-    turned = face_pole(chain, solved.rotations, goals.positions, poles, pole_angle)
+    turned = face_pole(chain, solved.rotations, goals.positions, poles, pole_angle, facing)
     facing = solve(
         chain, goals, start_rotations=turned, reference_rotations=turned, settings=replace(settings, restarts=0)
     )

@@ -1,8 +1,10 @@
 """A pole target picks the way a chain bends, and never costs the goal or the limits."""
 
 import numpy as np
+import pytest
 from test_ccd import assert_result_is_honest
 
+from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver import reference_chains
 from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.pole import face_pole, solve_facing_poles
@@ -33,6 +35,35 @@ def test_turning_to_face_a_pole_keeps_the_effector():
     turned = face_pole(chain, rotations, effector, poles)
     np.testing.assert_allclose(chain.forward_kinematics(turned).effector, effector, atol=1e-12)
     np.testing.assert_allclose(bend_side(chain, turned, effector, poles), 1.0, atol=1e-9)
+
+
+def test_the_root_x_axis_faces_the_pole_at_the_pole_angle_as_in_blender():
+    """Blender's IK turns the root bone's X axis to the pole, then on by the pole angle."""
+    chain = reference_chains.free_chain(3)
+    rng = np.random.default_rng(4)
+    rotations = chain.random_poses(rng, 40)
+    pose = chain.forward_kinematics(rotations)
+    effector, root = pose.effector, pose.heads[:, 0]
+    poles = rng.normal(size=(40, 3))
+    pole_angle = np.radians(-35.0)
+    turned = face_pole(chain, rotations, effector, poles, pole_angle, facing="root_x")
+    np.testing.assert_allclose(chain.forward_kinematics(turned).effector, effector, atol=1e-12)
+    axis = (effector - root) / np.linalg.norm(effector - root, axis=1, keepdims=True)
+
+    def across(v):
+        v = v - axis * np.einsum("ij,ij->i", v, axis)[:, None]
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    x_axis = across(quat.rotate(chain.forward_kinematics(turned).rotations[:, 0], [1.0, 0.0, 0.0]))
+    to_pole = across(poles - root)
+    angle = np.arctan2(np.einsum("ij,ij->i", axis, np.cross(to_pole, x_axis)), np.einsum("ij,ij->i", to_pole, x_axis))
+    np.testing.assert_allclose(angle, pole_angle, atol=1e-9)
+
+
+def test_an_unknown_facing_is_refused():
+    chain = reference_chains.free_chain(2)
+    with pytest.raises(ValueError, match="facing must be one of"):
+        face_pole(chain, chain.rest_pose(1), np.ones((1, 3)), np.zeros((1, 3)), facing="elbow")
 
 
 def test_the_pole_decides_the_bend():

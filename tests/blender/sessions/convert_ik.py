@@ -56,6 +56,24 @@ ik.target, ik.use_tail = target, False
 refused("Use Tail off", "Use Tail off")
 ik.use_tail = True
 
+
+def pole_facing_angle() -> float:
+    """Signed angle (degrees) from the pole to the root bone B1's X axis, both seen across the
+    line from B1's head to the target, about that line: what a pole angle sets."""
+    bpy.context.view_layer.update()
+    posed = rig.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    root = posed.matrix_world @ posed.pose.bones["B1"].head
+    axis = (target.matrix_world.translation - root).normalized()
+    x_axis = (posed.matrix_world.to_3x3() @ posed.pose.bones["B1"].matrix.to_3x3()).col[0]
+
+    def across(v):
+        return (v - axis * v.dot(axis)).normalized()
+
+    to_pole, to_x = across(pole.matrix_world.translation - root), across(x_axis)
+    return math.degrees(math.atan2(axis.dot(to_pole.cross(to_x)), to_pole.dot(to_x)))
+
+
+blender_facing = pole_facing_angle()  # Blender's IK, live
 result, _ = converting()
 checks.check("converted", result == {"FINISHED"})
 chain = rig.quat_ik.chains[0]
@@ -64,7 +82,11 @@ checks.check(
     (chain.tip_bone, chain.chain_length, chain.target_object) == ("B3", 3, target),
     (chain.tip_bone, chain.chain_length, chain.target_object),
 )
-checks.check("... its pole", chain.pole_object == pole)
+checks.check(
+    "... its pole, faced as Blender's IK faces it, at its angle",
+    (chain.pole_object, chain.pole_facing, round(math.degrees(chain.pole_angle))) == (pole, "ROOT_X", -90),
+    (chain.pole_object, chain.pole_facing, math.degrees(chain.pole_angle)),
+)
 checks.check("... solved on every frame, as a constraint is", chain.mode == "PER_FRAME")
 checks.check("... position only, as the constraint", chain.orientation_mode == "NONE")
 checks.check("... the constraint muted", ik.mute)
@@ -80,6 +102,12 @@ checks.check("solve the new chain", bpy.ops.quat_ik.solve() == {"FINISHED"})
 bpy.context.view_layer.update()
 error = (effector_world(rig, "B3") - target.matrix_world.translation).length
 checks.check("... it reaches the constraint's target", error < 1e-3, f"{error:.2e}")
+quat_facing = pole_facing_angle()
+checks.check(
+    "... its root turned to the pole as Blender's IK turned it",
+    abs(quat_facing - blender_facing) < 1.0,
+    f"Quat IK {quat_facing:.2f}°, Blender's IK {blender_facing:.2f}°",
+)
 
 # A second constraint on another rig: chain length 0 (to the top), matching the rotation.
 other = straight_rig("Leg", 3)

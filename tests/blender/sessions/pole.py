@@ -99,6 +99,9 @@ class RecordingLayout:
     def row(self, **_):
         return self
 
+    def column(self, **_):
+        return self
+
     def operator(self, idname, **_):
         self.shown.append(idname)
 
@@ -115,13 +118,13 @@ panels = submodule("panels")
 bpy.context.view_layer.objects.active = rig
 checks.check(
     "Pole panel shows the pole, its bone field only for armatures, and the angle",
-    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "pole_angle"],
+    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "pole_facing", "pole_angle"],
     drawn_fields(panels.QUATIK_PT_chain_pole),
 )
 chain.pole_object = rig
 checks.check(
     "Pole panel shows a bone field for an armature pole",
-    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "pole_bone", "pole_angle"],
+    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "pole_bone", "pole_facing", "pole_angle"],
 )
 chain.pole_object = pole
 chain.orientation_mode = "OBJECT"
@@ -142,7 +145,7 @@ checks.check("deleted pole: still reaches", reached() < 1e-3, f"{reached():.2e}"
 # Add Pole: an empty on the side the chain bends toward now becomes its pole; the pose stays.
 checks.check(
     "Pole panel offers Add Pole while the chain has none",
-    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "quat_ik.add_pole", "pole_angle"],
+    drawn_fields(panels.QUATIK_PT_chain_pole) == ["pole_object", "quat_ik.add_pole", "pole_facing", "pole_angle"],
     drawn_fields(panels.QUATIK_PT_chain_pole),
 )
 bpy.context.view_layer.update()
