@@ -146,7 +146,8 @@ def place_pole(context, ob, chain, distance: float) -> tuple[object, str]:
             "bend it a little toward where the pole should go first"
         )
     empty = new_empty(context, ob, f"{chain.name}_pole", location, max(0.02, 0.05 * chain_length(heads, tail)))
-    chain.pole_object, chain.pole_bone, chain.pole_angle = empty, "", 0.0
+    chain.pole_object, chain.pole_bone = empty, ""
+    chain.pole_facing, chain.pole_angle = "BEND", 0.0  # what was measured to place it
     return empty, ""
 
 

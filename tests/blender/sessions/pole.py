@@ -152,7 +152,9 @@ bpy.context.view_layer.update()
 before = bone_world_matrices(rig)
 heads = [world_of(rig, name) for name in ("B0", "B1", "B2")]
 tip = effector_world(rig, "B2")
+chain.pole_facing = "ROOT_X"  # left from before: Add Pole places by the bend and faces it so
 checks.check("add pole finished", bpy.ops.quat_ik.add_pole(distance=0.5) == {"FINISHED"})
+checks.check("... facing the chain's bend, as it was placed", chain.pole_facing == "BEND")
 added = chain.pole_object
 checks.check("... an empty named after the chain is its pole", added is not None and added.name == "B2_pole", added)
 middle = (heads[0] + tip) / 2.0
