@@ -53,6 +53,19 @@ class Checks:
     def near(self, label: str, value: float, expected: float, tolerance: float) -> bool:
         return self.check(label, abs(value - expected) <= tolerance, f"{value:.6g} vs {expected:.6g} (±{tolerance:g})")
 
+    def expect_error(self, label: str, operator, expected: str, **kwargs) -> None:
+        """Run ``operator(**kwargs)``; it must fail with ``expected`` in its message and change nothing."""
+        before = scene_snapshot()
+        message = ""
+        try:
+            result = operator(**kwargs)
+            message = f"no error: returned {result}"
+        except RuntimeError as error:  # bpy.ops raises with the operator's ERROR report (or poll message)
+            message = str(error)
+        self.check(f"{label}: clear error", expected.lower() in message.lower(), message.strip())
+        difference = snapshot_difference(before, scene_snapshot())
+        self.check(f"{label}: scene unchanged", not difference, difference)
+
     def close(self) -> None:
         print(f"=== {self.title}: {self.passed} passed, {len(self.failures)} failed", flush=True)
         if self.failures:

@@ -18,8 +18,6 @@ from tests.blender.sessions.common import (
     empty,
     pose_mode,
     reset_scene,
-    scene_snapshot,
-    snapshot_difference,
     straight_rig,
 )
 
@@ -27,19 +25,7 @@ workdir = Path(sys.argv[1])
 checks = Checks("error paths leave the scene unchanged")
 
 
-def expect_error(label: str, operator, expected: str, **kwargs) -> None:
-    """Run ``operator(**kwargs)``; it must fail with ``expected`` in its message and change nothing."""
-    before = scene_snapshot()
-    message = ""
-    try:
-        result = operator(**kwargs)
-        message = f"no error: returned {result}"
-    except RuntimeError as error:  # bpy.ops raises with the operator's ERROR report (or poll message)
-        message = str(error)
-    after = scene_snapshot()
-    checks.check(f"{label}: clear error", expected.lower() in message.lower(), message.strip())
-    difference = snapshot_difference(before, after)
-    checks.check(f"{label}: scene unchanged", not difference, difference)
+expect_error = checks.expect_error
 
 
 reset_scene()

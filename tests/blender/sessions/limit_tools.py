@@ -22,8 +22,6 @@ from tests.blender.sessions.common import (
     addon,
     pose_mode,
     reset_scene,
-    scene_snapshot,
-    snapshot_difference,
     submodule,
 )
 from tests.blender.sessions.limit_rig import make_body, select_bones, spec_dicts_close
@@ -39,18 +37,7 @@ spec_chain = importlib.import_module(f"{package}.solver.spec_chain")
 ops = bpy.ops.quat_ik
 
 
-def expect_error(label: str, operator, expected: str, **kwargs) -> None:
-    """Run ``operator(**kwargs)``; it must fail with ``expected`` in its message and change nothing."""
-    before = scene_snapshot()
-    message = ""
-    try:
-        result = operator(**kwargs)
-        message = f"no error: returned {result}"
-    except RuntimeError as error:  # bpy.ops raises with the operator's ERROR report (or poll message)
-        message = str(error)
-    checks.check(f"{label}: clear error", expected.lower() in message.lower(), message.strip())
-    difference = snapshot_difference(before, scene_snapshot())
-    checks.check(f"{label}: scene unchanged", not difference, difference)
+expect_error = checks.expect_error
 
 
 def limit_of(bone: str):
