@@ -85,7 +85,7 @@ def _frames(rotations: np.ndarray, heads: np.ndarray) -> np.ndarray:
     return m
 
 
-def _orthonormal_rotation(m: np.ndarray) -> np.ndarray:
+def nearest_rotations(m: np.ndarray) -> np.ndarray:
     """Nearest rotations (F, 3, 3) to (F, 3, 3) matrices (polar decomposition; mirrors flipped)."""
     u, _s, vt = np.linalg.svd(m)
     r = u @ vt
@@ -156,7 +156,7 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
     orientations = None
     if inputs.orientation_world is not None:
         wanted = to_root[:, :3, :3] @ inputs.orientation_world[:, :3, :3]
-        orientations = quat.from_matrix(_orthonormal_rotation(wanted))
+        orientations = quat.from_matrix(nearest_rotations(wanted))
     poles = None
     if inputs.pole_world is not None:
         poles = np.einsum("fij,fj->fi", to_root, inputs.pole_world[:, :, 3])[:, :3]

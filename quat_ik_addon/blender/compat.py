@@ -12,6 +12,7 @@ Version tests use ``bpy.app.version`` (RNA properties are not class attributes, 
   gives zeros, set does nothing, no error); 4.2 and later handle them.
   :func:`keyframes_foreach_get` / :func:`keyframes_foreach_set` fall back to one key at a time
   there.
+* ``keyframe_insert`` takes a ``keytype`` from 4.2 (checked; 3.4 refuses the keyword).
 * Builtin shaders need no branch: ``UNIFORM_COLOR`` and ``POLYLINE_UNIFORM_COLOR`` exist from
   3.4 (checked in a 3.4 window) to 5.0; the ``3D_``-prefixed names raise in 5.0, avoid them.
 """
@@ -30,6 +31,7 @@ HAS_SLOTTED_ACTIONS = VERSION >= (4, 4, 0)
 # Checked on 3.4 (broken) and 4.2, 4.5, 5.0 (working); versions between take the slow, safe path.
 FOREACH_HANDLE_TYPES = VERSION >= (4, 2, 0)
 _HANDLE_TYPES = ("handle_left_type", "handle_right_type")
+KEYFRAME_INSERT_TAKES_KEYTYPE = VERSION >= (4, 2, 0)
 
 
 def is_editable(datablock: ID) -> bool:
@@ -223,3 +225,10 @@ def keyframes_foreach_set(points, name: str, array) -> None:
     identifiers = {item.value: item.identifier for item in bpy.types.Keyframe.bl_rna.properties[name].enum_items}
     for key, value in zip(points, array, strict=True):
         setattr(key, name, identifiers[int(value)])
+
+
+def keyframe_insert(owner, data_path: str, *, group: str, options: set[str], keytype: str) -> bool:
+    """``owner.keyframe_insert`` at the current frame, with the key type where Blender takes one."""
+    if KEYFRAME_INSERT_TAKES_KEYTYPE:
+        return owner.keyframe_insert(data_path, group=group, options=options, keytype=keytype)
+    return owner.keyframe_insert(data_path, group=group, options=options)

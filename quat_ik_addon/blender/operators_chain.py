@@ -362,7 +362,7 @@ class QUATIK_OT_solve(bpy.types.Operator):
         return armature_with_chains_poll(cls, context)
 
     def execute(self, context):
-        from . import pose_solve, rig_reader
+        from . import auto_keys, pose_solve, rig_reader
         from .errors import ChainError
 
         ob = context.object
@@ -389,6 +389,7 @@ class QUATIK_OT_solve(bpy.types.Operator):
             pose_solve.record_status(r.chain, r)
         for error in errors:
             self.report({"WARNING"}, error)
+        keyed = sum(auto_keys.key_chain_bones(context, r.solution.rig) for r in reports if r.error is None)
         summary = []
         for r in reports:
             if r.error is None:
@@ -397,7 +398,8 @@ class QUATIK_OT_solve(bpy.types.Operator):
                 summary.append(
                     f"'{r.chain.name}' {state} (error {outcome.position_error[0]:.5g}, {outcome.iterations[0]} sweeps)"
                 )
-        self.report({"INFO"}, "Solved " + ", ".join(summary))
+        keyed_note = f"; {keyed} bone(s) keyed (Auto Keying)" if keyed else ""
+        self.report({"INFO"}, "Solved " + ", ".join(summary) + keyed_note)
         return {"FINISHED"}
 
 

@@ -4,16 +4,15 @@ Without a pole a chain whose goal is only a position may swing about the line fr
 its target as it likes (a knee turning outward, an elbow dropping). A pole fixes that swing,
 and placing it where the chain bends already keeps the current pose: the pole's bend is the
 mean of the joints' heads seen across the root-to-goal line (``solver/pole.py``), measured
-here on the posed chain across the root-to-tip line (where a chain that reaches has its
+here on the posed chain across the line to its effector (where a chain that reaches has its
 goal). A straight chain gets the pole on the side its joint limits let it bend to (a knee's
 hinge range).
 """
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import bpy
+import numpy as np
 from bpy.props import FloatProperty
 
 from . import compat, properties, runtime
@@ -36,51 +35,31 @@ def _poll(cls, context) -> bool:
     return True
 
 
-def chain_length(heads, tail) -> float:
-    """Length of the posed chain through its joint heads (root first) to its tip's tail."""
-    return sum((b - a).length for a, b in pairwise([*heads, tail]))
-
-
-def pole_location(heads, tail, distance: float):
-    """Where the pole goes (world), from the chain's posed joint heads (root first) and its
-    tip's tail: off the middle of the root-to-tip line, along the bend, ``distance`` times
-    the chain's length away. None for a straight chain."""
+def pole_world(rig, inputs, rotations, distance: float, pole_angle: float = 0.0, facing: str = "bend"):
+    """Where a pole leaves the chain posed with ``rotations`` as it is (world, mathutils;
+    ``solver.pole.pole_positions``), ``distance`` reaches off the middle of its line, or None
+    for a straight chain."""
     from mathutils import Vector
 
-    root, length = heads[0], chain_length(heads, tail)
-    line = tail - root
-    if line.length <= STRAIGHT_BELOW * length:
+    from ..solver.pole import pole_positions
+
+    effector = rig.chain.forward_kinematics(rotations[None]).effector
+    pole = pole_positions(rig.chain, rotations[None], effector, distance, pole_angle, facing, STRAIGHT_BELOW)[0]
+    if not np.all(np.isfinite(pole)):
         return None
-    axis = line.normalized()
-    mean = sum((head - root for head in heads[1:]), Vector((0.0, 0.0, 0.0))) / (len(heads) - 1)
-    bend = mean - axis * mean.dot(axis)
-    if bend.length <= STRAIGHT_BELOW * length:
-        return None
-    return root + line * 0.5 + bend.normalized() * (distance * length)
+    to_world = inputs.root_world
+    return Vector(to_world[:3, :3] @ pole + to_world[:3, 3])
 
 
-def _bent_by_limits(ob, chain, depsgraph):
-    """The chain's joint heads and tip (world) posed a fifth of the way from its current pose
-    toward the middle of each joint's limits: a straight knee bends the way its hinge allows.
-    Straight again (free joints, windows centred on the bone) when the limits do not say."""
-    import numpy as np
-    from mathutils import Vector
-
+def _bent_by_limits(rig, rotations):
+    """The chain posed a fifth of the way from ``rotations`` toward the middle of each joint's
+    limits: a straight knee bends the way its hinge allows. Straight again (free joints,
+    windows centred on the bone) when the limits do not say."""
     from ..solver import quaternion as quat
     from ..solver.pose_curves import blend
-    from . import rig_reader
-    from .errors import ChainError
 
-    try:
-        rig = rig_reader.read_chain_rig(ob, chain)
-        inputs = rig_reader.read_frame_inputs(rig, depsgraph)
-    except ChainError:
-        return [Vector()], Vector()  # no straight-chain hint: pole_location finds no side
     middles = np.array([getattr(limit, "centre", quat.IDENTITY) for limit in rig.chain.limits])
-    posed = rig.chain.forward_kinematics(blend(inputs.rotations, middles, 0.2)[None])
-    to_world = inputs.object_world @ inputs.root_parent_armature
-    points = np.vstack((posed.heads[0], posed.effector[0])) @ to_world[:3, :3].T + to_world[:3, 3]
-    return [Vector(point) for point in points[:-1]], Vector(points[-1])
+    return blend(rotations, middles, 0.2)
 
 
 class QUATIK_OT_add_pole(bpy.types.Operator):
@@ -122,30 +101,28 @@ class QUATIK_OT_add_pole(bpy.types.Operator):
 
 
 def place_pole(context, ob, chain, distance: float) -> tuple[object, str]:
-    """Make a new empty the chain's pole, where it bends now (``pole_location``), or where its
-    limits let a straight chain bend; returns (the empty, "") or (None, why there is none)."""
+    """Make a new empty the chain's pole, where it bends now (``solver.pole.pole_positions``),
+    or where its limits let a straight chain bend; returns (the empty, "") or (None, why
+    there is none)."""
     from . import rig_reader
     from .errors import ChainError
 
     try:
-        names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
-        if len(names) < 2:
+        rig = rig_reader.read_chain_rig(ob, chain)
+        if len(rig.bone_names) < 2:
             raise ChainError(f"Chain '{chain.name}' has one bone: it has no bend for a pole to face")
-        depsgraph = context.evaluated_depsgraph_get()
-        posed = rig_reader.evaluated(ob, depsgraph).pose.bones
+        inputs = rig_reader.read_frame_inputs(rig, context.evaluated_depsgraph_get())
     except ChainError as error:
         return None, str(error)
-    world = ob.matrix_world
-    heads, tail = [world @ posed[name].head for name in names], world @ posed[names[-1]].tail
-    location = pole_location(heads, tail, distance)
+    location = pole_world(rig, inputs, inputs.rotations, distance)
     if location is None:  # straight: the side its joint limits let it bend to, if they say
-        location = pole_location(*_bent_by_limits(ob, chain, depsgraph), distance)
+        location = pole_world(rig, inputs, _bent_by_limits(rig, inputs.rotations), distance)
     if location is None:
         return None, (
             f"Chain '{chain.name}' is straight and its joint limits do not say which way it bends: "
             "bend it a little toward where the pole should go first"
         )
-    empty = new_empty(context, ob, f"{chain.name}_pole", location, max(0.02, 0.05 * chain_length(heads, tail)))
+    empty = new_empty(context, ob, f"{chain.name}_pole", location, max(0.02, 0.05 * rig.chain.reach))
     chain.pole_object, chain.pole_bone = empty, ""
     chain.pole_facing, chain.pole_angle = "BEND", 0.0  # what was measured to place it
     return empty, ""

@@ -86,6 +86,7 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
         row = layout.row(align=True)
         row.operator("quat_ik.solve", icon="CON_KINEMATIC", text="Solve Now").chains = "ACTIVE"
         row.operator("quat_ik.bake", icon="REC", text="Bake")
+        row.operator("quat_ik.snap_target", icon="SNAP_ON", text="")
 
 
 class _ChainSubPanel(_QuatIKPanel):
@@ -204,6 +205,7 @@ def draw_pose_ik_menu(self, context):
     layout.separator()
     layout.operator("quat_ik.add_chain", icon="CON_KINEMATIC")
     layout.operator("quat_ik.add_pole", text="Add Quat IK Pole Target")
+    layout.operator("quat_ik.snap_target", text="Snap Quat IK Target to Chain")
     layout.operator("quat_ik.from_ik_constraint", text="Quat IK Chain from IK Constraint")
     layout.operator("quat_ik.solve", text="Solve Quat IK Now")
     layout.operator("quat_ik.bake", text="Bake Quat IK...")

@@ -68,10 +68,13 @@ class FrameInputs:
     target_world: np.ndarray  # target's world matrix (bone target: the bone's pose matrix in world)
     target_armature: np.ndarray | None  # same-armature bone target: its armature-space pose matrix
     rotations: np.ndarray  # (n, 4) current rotations in the solver's terms (held bones: identity)
-    orientation_world: np.ndarray | None = None
-    pole_world: np.ndarray | None = (
-        None  # world matrix whose position the chain bends toward  # world matrix whose rotation the tip should take
-    )
+    orientation_world: np.ndarray | None = None  # world matrix whose rotation the tip should take
+    pole_world: np.ndarray | None = None  # world matrix whose position the chain bends toward
+
+    @property
+    def root_world(self) -> np.ndarray:
+        """The chain's root frame (the solver's coordinates) -> world."""
+        return self.object_world @ self.root_parent_armature
 
 
 def chain_label(chain) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import quaternion as quat
-from .chain import Chain
+from .chain import Chain, ChainPose
 from .goals import Goals
 from .settings import SolveResult, SolveSettings
 from .solve import solve
@@ -36,16 +36,9 @@ def _across(vectors: Array, axis: Array) -> Array:
     return vectors - axis * np.einsum("ij,ij->i", vectors, axis)[:, None]
 
 
-def face_pole(
-    chain: Chain, rotations: Array, goals: Array, poles: Array, pole_angle: float = 0.0, facing: str = "bend"
-) -> Array:
-    """Poses (N, n, 4) turned about their root-to-goal lines so their bends face the poles.
-
-    ``goals`` and ``poles`` are (N, 3) positions in the root frame; ``pole_angle`` (radians)
-    turns the bend further, right-handed about the root-to-goal line. ``facing`` says what faces
-    the pole: "bend", the mean of the joints' heads, or "root_x", the root bone's X axis, as
-    Blender's IK has it (``intern/iksolver``, IK_QJacobianSolver::ConstrainPoleVector).
-    """
+def _facing(chain: Chain, rotations: Array, goals: Array, facing: str) -> tuple[ChainPose, Array, Array, Array]:
+    """Per pose: the posed chain, the unit root-to-goal axis (N, 3), the line's length (N,) and
+    what faces the pole (``face_pole``), seen across that line (N, 3)."""
     if facing not in POLE_FACINGS:
         raise ValueError(f"facing must be one of {POLE_FACINGS}, not {facing!r}")
     pose = chain.forward_kinematics(rotations)
@@ -57,6 +50,44 @@ def face_pole(
         bend = _across(quat.rotate(pose.rotations[:, 0], np.array([1.0, 0.0, 0.0])) * chain.reach, axis)
     else:
         bend = _across(np.mean(pose.heads[:, 1:] - root[:, None], axis=1) if chain.n_bones > 1 else line, axis)
+    return pose, axis, length, bend
+
+
+def pole_positions(
+    chain: Chain,
+    rotations: Array,
+    goals: Array,
+    distance: float | Array = 1.0,
+    pole_angle: float = 0.0,
+    facing: str = "bend",
+    straight_below: float = UNDEFINED_BELOW,
+) -> Array:
+    """Where a pole leaves poses (N, n, 4) as they are under ``face_pole``: off the middle of each
+    root-to-goal line (goals (N, 3), root frame), ``distance`` reaches away, toward what faces
+    the pole turned back by ``pole_angle``. NaN rows where a pose gives no direction: a goal
+    on the root, or a chain whose bend is under ``straight_below`` reaches (straight)."""
+    pose, axis, length, bend = _facing(chain, rotations, goals, facing)
+    root = pose.heads[:, 0]
+    scale = straight_below * chain.reach
+    defined = (length > scale) & (quat.length(bend) > scale)
+    toward = quat.rotate(quat.from_axis_angle(axis, np.full(len(axis), -pole_angle)), bend)
+    toward /= np.maximum(quat.length(toward), 1e-300)[:, None]
+    positions = root + 0.5 * (goals - root) + toward * (np.asarray(distance, dtype=float) * chain.reach)[..., None]
+    return np.where(defined[:, None], positions, np.nan)
+
+
+def face_pole(
+    chain: Chain, rotations: Array, goals: Array, poles: Array, pole_angle: float = 0.0, facing: str = "bend"
+) -> Array:
+    """Poses (N, n, 4) turned about their root-to-goal lines so their bends face the poles.
+
+    ``goals`` and ``poles`` are (N, 3) positions in the root frame; ``pole_angle`` (radians)
+    turns the bend further, right-handed about the root-to-goal line. ``facing`` says what faces
+    the pole: "bend", the mean of the joints' heads, or "root_x", the root bone's X axis, as
+    Blender's IK has it (``intern/iksolver``, IK_QJacobianSolver::ConstrainPoleVector).
+    """
+    pose, axis, length, bend = _facing(chain, rotations, goals, facing)
+    root = pose.heads[:, 0]
     wanted = _across(poles - root, axis)
     scale = UNDEFINED_BELOW * chain.reach
     defined = (length > scale) & (quat.length(bend) > scale) & (quat.length(wanted) > scale)

@@ -7,7 +7,7 @@ from test_ccd import assert_result_is_honest
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver import reference_chains
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.pole import face_pole, solve_facing_poles
+from quat_ik_addon.solver.pole import face_pole, pole_positions, solve_facing_poles
 from quat_ik_addon.solver.settings import SolveSettings
 from quat_ik_addon.solver.solve import solve
 
@@ -58,6 +58,35 @@ def test_the_root_x_axis_faces_the_pole_at_the_pole_angle_as_in_blender():
     to_pole = across(poles - root)
     angle = np.arctan2(np.einsum("ij,ij->i", axis, np.cross(to_pole, x_axis)), np.einsum("ij,ij->i", to_pole, x_axis))
     np.testing.assert_allclose(angle, pole_angle, atol=1e-9)
+
+
+@pytest.mark.parametrize("facing", ["bend", "root_x"])
+@pytest.mark.parametrize("pole_angle", [0.0, np.radians(50.0), np.radians(-120.0)])
+def test_a_pole_placed_for_a_pose_leaves_it_as_it_is(facing, pole_angle):
+    """Snapping a pole to a posed chain: facing it afterwards turns nothing."""
+    chain = reference_chains.free_chain(4)
+    rng = np.random.default_rng(11)
+    rotations = chain.random_poses(rng, 30)
+    goals = chain.forward_kinematics(rotations).effector
+    poles = pole_positions(chain, rotations, goals, distance=0.7, pole_angle=pole_angle, facing=facing)
+    root = chain.forward_kinematics(rotations).heads[:, 0]
+    # 0.7 reaches off the middle of the root-to-goal line, square to it.
+    offsets = poles - (root + goals) / 2
+    np.testing.assert_allclose(np.linalg.norm(offsets, axis=1), 0.7 * chain.reach, rtol=1e-12)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", offsets, goals - root), 0.0, atol=1e-9)
+    turned = face_pole(chain, rotations, goals, poles, pole_angle, facing)
+    np.testing.assert_allclose(np.abs(np.einsum("ijk,ijk->ij", turned, rotations)), 1.0, atol=1e-12)
+    # ... and a pole on the other side would have turned the pose half a turn.
+    mirrored = poles - 2 * offsets
+    flipped = face_pole(chain, rotations, goals, mirrored, pole_angle, facing)
+    assert np.all(np.abs(np.einsum("ij,ij->i", flipped[:, 0], rotations[:, 0])) < np.cos(np.radians(80.0)))
+
+
+def test_a_straight_chain_gives_no_pole_position():
+    chain = reference_chains.free_chain(3)
+    rotations = np.tile(quat.IDENTITY, (1, 3, 1))
+    goals = chain.forward_kinematics(rotations).effector
+    assert np.all(np.isnan(pole_positions(chain, rotations, goals)))
 
 
 def test_an_unknown_facing_is_refused():

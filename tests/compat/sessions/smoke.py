@@ -162,6 +162,24 @@ target.keyframe_insert("location", frame=12)
 errors = [miss(frame) for frame in (4, 9)]
 checks.check("per-frame chain follows the animated target", max(errors) < 1e-3, errors)
 chain.mode = "MANUAL"
+
+# Snap: the target goes to the tip of a hand-made pose; Auto Keying keys it and Solve Now's bones.
+scene.frame_set(5)
+target.animation_data_clear()
+ob.pose.bones["B1"].rotation_euler = (0.4, 0.3, 0.2)
+tool_settings = scene.tool_settings
+tool_settings.use_keyframe_insert_auto = True
+checks.check("snap target", bpy.ops.quat_ik.snap_target() == {"FINISHED"})
+checks.near("the snapped target sits on the tip", miss(5), 0.0, 1e-5)
+checks.check("solve keys with Auto Keying", bpy.ops.quat_ik.solve() == {"FINISHED"})
+auto_keyed = action_keys(ob.animation_data.action) if ob.animation_data and ob.animation_data.action else {}
+checks.check(
+    "Auto Keying: target location and the chain's rotations keyed at frame 5",
+    action_keys(target.animation_data.action)[("location", 0)][0][0][0] == 5.0
+    and auto_keyed[('pose.bones["B1"].rotation_euler', 0)][0][0][0] == 5.0,
+    sorted(auto_keyed),
+)
+tool_settings.use_keyframe_insert_auto = False
 checks.check("compat module in use", submodule("compat").VERSION == tuple(bpy.app.version[:3]))
 
 bpy.ops.object.mode_set(mode="OBJECT")
