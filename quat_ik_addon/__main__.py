@@ -57,6 +57,11 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         metavar="FRAMES",
         help="spread each pose jump between solution branches over FRAMES frames, missing the target on the way",
     )
+    bake.add_argument(
+        "--cyclic",
+        action="store_true",
+        help="the range loops (a walk cycle): the last frame leads into the first, so the keys loop without a pop",
+    )
     bake.add_argument("--keep-mode", action="store_true", help="leave the chains' modes as they are after baking")
     out = bake.add_mutually_exclusive_group(required=True)
     out.add_argument("-o", "--output", help="write the baked file here")
@@ -87,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         "destination": {"active": "ACTIVE_ACTION", "new": "NEW_ACTION", "nla": "NLA"}[args.into],
         "set_manual": not args.keep_mode,
         "ease_jumps": args.ease_jumps,
+        "cyclic": args.cyclic,
     }
     if args.frames:
         options["frame_start"], options["frame_end"] = args.frames

@@ -68,6 +68,7 @@ class BakeSettings:
     simplify_tolerance: float = 1e-4
     set_manual: bool = True
     ease_jumps: int = 0  # frames each pose jump is eased over, missing the target on the way (0: kept)
+    cyclic: bool = False  # the range loops: its last frame leads into its first (``solver.cycles``)
     sample_inputs: bool = True  # False: always step frames to gather (tests compare the two)
 
 
@@ -112,6 +113,8 @@ class Bake:
             rig, options = pose_solve.rig_and_options(ob, chain)
             if settings.ease_jumps:  # in keys: a bake keys every step-th frame
                 options = replace(options, ease_jumps=-(-settings.ease_jumps // settings.step))
+            if settings.cyclic:
+                options = replace(options, cyclic=True)
             self.rigs.append(rig)
             self.options.append(options)
         self.frames = np.arange(settings.frame_start, settings.frame_end + 1, settings.step, dtype=float)
@@ -291,6 +294,8 @@ class Bake:
             jump_frames, turns = solve_adapter.visible_jumps(outcome, self.frames)
             if jump_frames.size:
                 warnings.append(f"{rig_reader.chain_label(chain)}: {jumps_warning(jump_frames, turns)}")
+            if outcome.wrap_jump:
+                warnings.append(f"{rig_reader.chain_label(chain)}: {self._wrap_warning(outcome.wrap_jump)}")
             report = pose_solve.ChainReport(chain, solution, None)
             pose_solve.record_status(chain, report, jump_frames, float(np.max(turns, initial=0.0)))
             if settings.set_manual and chain.mode != "MANUAL":
@@ -311,6 +316,13 @@ class Bake:
             warnings=tuple(warnings),
             seconds=dict(self.seconds),
             gather_path=self.gather_path,
+        )
+
+    def _wrap_warning(self, turn: float) -> str:
+        first, last = int(self.frames[0]), int(self.frames[-1])
+        return (
+            f"the loop does not close: the pose jumps {np.degrees(turn):.0f}° where frame {last} leads into frame "
+            f"{first}, between solution branches; key a pose or widen the limits there"
         )
 
     def _show_new_keys(self) -> None:

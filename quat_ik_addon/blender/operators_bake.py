@@ -74,6 +74,14 @@ class QUATIK_OT_bake(bpy.types.Operator):
         min=0,
         soft_max=60,
     )
+    cyclic: BoolProperty(
+        name="Cyclic",
+        description=(
+            "The range loops, as a walk cycle: solve so the pose at the last frame leads smoothly into the first "
+            "and the keys loop without a pop (a last frame whose target repeats the first's gets the first "
+            "frame's pose)"
+        ),
+    )
     set_manual: BoolProperty(
         name="Set Chains to Manual",
         description="Switch the baked chains to Manual mode so they do not solve over their new keys",
@@ -148,6 +156,7 @@ class QUATIK_OT_bake(bpy.types.Operator):
             simplify=self.simplify,
             simplify_tolerance=self.simplify_tolerance,
             ease_jumps=self.ease_jumps,
+            cyclic=self.cyclic,
             set_manual=self.set_manual,
         )
         return bake.Bake(scene, ob, self._chains(ob), settings)
@@ -268,6 +277,7 @@ class QUATIK_OT_bake(bpy.types.Operator):
         if self.simplify:
             layout.prop(self, "simplify_tolerance")
         layout.prop(self, "ease_jumps")
+        layout.prop(self, "cyclic")
         layout.prop(self, "set_manual")
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..solver.chain import Chain
+from ..solver.cycles import repeats_first, solve_cycle, visible_wrap_jump
 from ..solver.goals import Goals
 from ..solver.jump_easing import ease_jumps
 from ..solver.learned_starts import LearnedStarts
@@ -37,6 +38,7 @@ class SolverOptions:
     pole_angle: float = 0.0  # radians, when the request has poles
     pole_facing: str = "bend"  # what faces the pole (``pole.face_pole``)
     ease_jumps: int = 0  # a shot's visible jumps are eased over this many poses (the bake's keys; below 2: kept)
+    cyclic: bool = False  # a shot loops: its last frame leads into its first (``cycles``)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class SolveOutcome:
     restarts: np.ndarray  # (F,)
     converged: np.ndarray  # (F,) bool
     tolerance: float
+    wrap_jump: float = 0.0  # a looping shot's jump where it wraps, radians (0: it wraps smoothly)
 
 
 def options_for(chain_settings, learned_starts=None) -> SolverOptions:
@@ -100,7 +103,8 @@ def _run(chain: Chain, goals: Goals, request: SolveRequest, options: SolverOptio
         start = request.start
         if start is not None and np.ndim(start) == 3:
             start = start[0]  # a shot starts from one pose
-        return solve_sequence(chain, goals, start_rotations=start, settings=options.settings)
+        solve_shot = solve_cycle if options.cyclic else solve_sequence
+        return solve_shot(chain, goals, start_rotations=start, settings=options.settings)
     return solve_goals(
         chain,
         goals,
@@ -123,6 +127,9 @@ def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveO
     if request.sequence and options.ease_jumps >= 2:  # last: a pole's turn may make a jump too
         frame_numbers = np.arange(goals.count)
         result = ease_jumps(chain, goals, result, frame_numbers, options.ease_jumps, options.settings)
+    wrap = 0.0
+    if request.sequence and options.cyclic:
+        wrap = visible_wrap_jump(result.rotations, repeats_first(chain, goals))
     return SolveOutcome(
         rotations=np.asarray(result.rotations),
         position_error=np.asarray(result.position_error),
@@ -131,6 +138,7 @@ def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveO
         restarts=np.asarray(result.restarts),
         converged=np.asarray(result.converged),
         tolerance=float(result.tolerance),
+        wrap_jump=wrap,
     )
 
 

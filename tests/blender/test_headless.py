@@ -44,6 +44,9 @@ def test_python_module_command_line(run_session, extension_zip: Path, tmp_path: 
 
     eased = _run([*command, "--ease-jumps", "6", "-o", str(tmp_path / "eased.blend")], tmp_path, user)
     assert eased.returncode == 0, eased.stdout + eased.stderr
+    looped = _run([*command, "--cyclic", "-o", str(tmp_path / "looped.blend")], tmp_path, user)
+    assert looped.returncode == 0, looped.stdout + looped.stderr
+    assert "Baked 1 chain(s) over 10 frames" in looped.stdout
     refused = _run([*command, "--ease-jumps", "-3", "-o", str(tmp_path / "never.blend")], tmp_path, user)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "--ease-jumps: must be a whole number of frames, 0 or more, not '-3'" in refused.stderr
