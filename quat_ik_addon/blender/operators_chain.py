@@ -25,6 +25,16 @@ def armature_with_chains_poll(cls, context) -> bool:
     return True
 
 
+def active_chain_poll(cls, context):
+    """The active chain of an armature with chains, or None (the poll message says what is missing)."""
+    if not armature_with_chains_poll(cls, context):
+        return None
+    chain = properties.active_chain(context.object)
+    if chain is None:
+        compat.poll_message(cls, "Select a chain in the Quat IK Chains list")
+    return chain
+
+
 def _solver_settings_layout(layout, data) -> None:
     col = layout.column(align=True)
     col.prop(data, "iterations")

@@ -16,18 +16,15 @@ import numpy as np
 from bpy.props import FloatProperty
 
 from . import compat, properties, runtime
-from .operators_chain import armature_with_chains_poll, new_empty
+from .operators_chain import active_chain_poll, new_empty
 
 # A bend shorter than this share of the chain's length gives the pole no side to go on.
 STRAIGHT_BELOW = 1e-4
 
 
 def _poll(cls, context) -> bool:
-    if not armature_with_chains_poll(cls, context):
-        return False
-    chain = properties.active_chain(context.object)
+    chain = active_chain_poll(cls, context)
     if chain is None:
-        compat.poll_message(cls, "Select a chain in the Quat IK Chains list")
         return False
     if chain.pole_object is not None:
         compat.poll_message(cls, f"Chain '{chain.name}' already bends toward '{chain.pole_object.name}'")

@@ -14,7 +14,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from . import compat, properties, runtime
-from .operators_chain import armature_with_chains_poll
+from .operators_chain import active_chain_poll
 
 # A target that ends further than this (times the chain's reach) from where it was put has
 # something else moving it (a constraint, a driver, a parent that follows the chain).
@@ -25,11 +25,8 @@ POLE_DISTANCE_BELOW = 0.05
 
 
 def _poll(cls, context) -> bool:
-    if not armature_with_chains_poll(cls, context):
-        return False
-    chain = properties.active_chain(context.object)
+    chain = active_chain_poll(cls, context)
     if chain is None:
-        compat.poll_message(cls, "Select a chain in the Quat IK Chains list")
         return False
     if chain.target_object is None:
         compat.poll_message(cls, f"Chain '{chain.name}' has no target to move")
