@@ -271,7 +271,7 @@ def create_chain(
     """Append a chain (checked by the caller) to the armature's list and make it the active one."""
     settings = ob.quat_ik
     chain = settings.chains.add()
-    chain.name = name or _unique_name(settings.chains, tip)
+    chain.name = _unique_name(settings.chains, name or tip)
     chain.tip_bone, chain.chain_length = tip, length
     chain.target_object, chain.target_bone = target, target_bone
     chain.orientation_mode = orientation_mode

@@ -41,6 +41,21 @@ def rest_matrix3(ob, bone_name: str) -> np.ndarray:
     return np.array(ob.data.bones[bone_name].matrix_local.to_3x3(), dtype=np.float64)
 
 
+def mirrored_limit(source, other: str) -> tuple[spec.JointLimit | None, str]:
+    """(the mirror image of pose bone ``source``'s limits for its counterpart ``other``, '') or
+    (None, why not)."""
+    from ..solver.mirroring import mirror_limit
+
+    limit, problem = _spec_limit_or_error(source)
+    if limit is None:
+        return None, problem
+    ob = source.id_data
+    try:
+        return mirror_limit(limit, rest_matrix3(ob, source.name), rest_matrix3(ob, other)), ""
+    except ValueError as error:
+        return None, f"Cannot mirror '{source.name}' to '{other}': {error}"
+
+
 def editable_armature(operator, ob) -> bool:
     """True if the armature's joint limits can be changed; else reports why and returns False.
 
@@ -168,7 +183,7 @@ class QUATIK_OT_limits_mirror(bpy.types.Operator):
         return poll_pose_bone(cls, context)
 
     def execute(self, context):
-        from ..solver.mirroring import mirror_limit, mirror_name
+        from ..solver.mirroring import mirror_name
 
         sources = target_bones(context, self.only_active)
         names = {(pb.id_data.name_full, pb.name) for pb in sources}
@@ -188,14 +203,9 @@ class QUATIK_OT_limits_mirror(bpy.types.Operator):
                     f"Both '{source.name}' and '{other}' are selected: select one side to mirror from",
                 )
                 return {"CANCELLED"}
-            limit, problem = _spec_limit_or_error(source)
-            if limit is None:
+            mirrored, problem = mirrored_limit(source, other)
+            if mirrored is None:
                 self.report({"ERROR"}, problem)
-                return {"CANCELLED"}
-            try:
-                mirrored = mirror_limit(limit, rest_matrix3(ob, source.name), rest_matrix3(ob, other))
-            except ValueError as error:
-                self.report({"ERROR"}, f"Cannot mirror '{source.name}' to '{other}': {error}")
                 return {"CANCELLED"}
             plans.append((ob, other, mirrored, source))
         if not all(editable_armature(self, ob) for ob in {plan[0] for plan in plans}):

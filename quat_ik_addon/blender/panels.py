@@ -69,6 +69,8 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
         col.separator()
         col.operator("quat_ik.move_chain", icon="TRIA_UP", text="").direction = "UP"
         col.operator("quat_ik.move_chain", icon="TRIA_DOWN", text="").direction = "DOWN"
+        col.separator()
+        col.operator("quat_ik.mirror_chain", icon="MOD_MIRROR", text="")
 
         chain = properties.active_chain(ob)
         if chain is None:
@@ -206,6 +208,7 @@ def draw_pose_ik_menu(self, context):
     layout.operator("quat_ik.add_chain", icon="CON_KINEMATIC")
     layout.operator("quat_ik.add_pole", text="Add Quat IK Pole Target")
     layout.operator("quat_ik.snap_target", text="Snap Quat IK Target to Chain")
+    layout.operator("quat_ik.mirror_chain", text="Mirror Quat IK Chain")
     layout.operator("quat_ik.from_ik_constraint", text="Quat IK Chain from IK Constraint")
     layout.operator("quat_ik.solve", text="Solve Quat IK Now")
     layout.operator("quat_ik.bake", text="Bake Quat IK...")
