@@ -10,7 +10,10 @@ frames, it measures:
   is a full solve; and an update that changes nothing the chain depends on);
 * tip error, limit violations and the largest frame-to-frame joint jump, all computed from the
   baked keys of every frame by forward kinematics (``solver.chain``), so both solvers are
-  measured by the same code.
+  measured by the same code;
+* the wrap: every case is whole laps of the closed path, so a looping playback turns each
+  joint from the last frame's pose into the first's; measured for both bakes, and for one lap
+  Quat IK also bakes with *Cyclic* (``solver.cycles``).
 
 Both get the same limits: each joint a ball whose swing lies in an elliptic cone (50° toward
 local X, 35° toward local Z) with twist within ±30°. Blender's IK expresses this as Z limits
@@ -169,13 +172,15 @@ def quality(ob, chain_props, rotations: np.ndarray, path: np.ndarray) -> dict:
         "largest_reaching_jump_deg": float(np.max(reaching_jumps, initial=0.0)),
         "largest_path_step_deg": float(np.max(path_step)),
         "jump_to_path_ratio": float(np.max(jumps) / max(np.max(path_step), 1e-12)),
+        # Every case is whole laps of the path: the turn a looping playback shows where it wraps.
+        "wrap_deg": float(np.degrees(np.max(quat.angle_between(rotations[-1], rotations[0])))),
     }
 
 
 # ---------------------------------------------------------------- the two bakes
 
 
-def bake_ours(scene, ob, n_frames: int) -> tuple[float, object]:
+def bake_ours(scene, ob, n_frames: int, cyclic: bool = False) -> tuple[float, object]:
     from quat_ik_addon.blender import runtime
 
     runtime.last_bake_seconds.clear()
@@ -183,7 +188,7 @@ def bake_ours(scene, ob, n_frames: int) -> tuple[float, object]:
     chain = ob.quat_ik.chains[0]
     chain.mode = "MANUAL"
     started = time.perf_counter()
-    result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=n_frames, destination="NEW_ACTION")
+    result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=n_frames, destination="NEW_ACTION", cyclic=cyclic)
     elapsed = time.perf_counter() - started
     assert result == {"FINISHED"}, result
     return elapsed, ob.animation_data.action
@@ -301,6 +306,11 @@ def run_case(n_bones: int, n_frames: int, *, budget: float, last: dict) -> dict:
         if who == "quat_ik":
             record[who]["steps_s"] = steps
         print(f"  {who:10s} {n_bones:2d} bones {n_frames:5d} frames: bake {elapsed:7.2f} s", flush=True)
+    if n_frames == LOOP_FRAMES:  # one lap: baked as a cycle too
+        elapsed, action = bake_ours(scene, ob, n_frames, cyclic=True)
+        rotations = baked_rotations(ob, action, n_frames)
+        record["quat_ik_cyclic"] = {"bake_s": elapsed, **quality(ob, chain, rotations, path)}
+        print(f"  quat_ik cyclic {n_bones:2d} bones {n_frames:5d} frames: bake {elapsed:7.2f} s", flush=True)
     if n_frames == min(FRAME_COUNTS):
         record["quat_ik"]["live"] = live_latency(scene, ob, target, constraint, ours=True)
         record["blender_ik"]["live"] = live_latency(scene, ob, target, constraint, ours=False)
@@ -364,6 +374,23 @@ def markdown(results: dict) -> str:
                 f"| {1e3 * ours['per_update_background_s']:.2f} / {1e3 * ours['max_update_background_s']:.1f} "
                 f"| {1e3 * ours['unrelated_update_s']:.3f} "
                 f"| {1e3 * theirs['per_update_s']:.2f} / {1e3 * theirs['max_update_s']:.2f} |"
+            )
+    lines += [
+        "",
+        f"Loops: the path closes every {LOOP_FRAMES} frames, so a baked lap played in a loop turns each joint from "
+        "the last frame's pose into the first's where it wraps (the largest such turn, beside the path's own "
+        "largest step). Quat IK plainly and with the bake's *Cyclic* option (one bake, ms), Blender's IK:",
+        "",
+        "| bones | largest path step ° | wrap ° Quat IK | wrap ° Quat IK Cyclic (bake ms, tip err max) | wrap ° Blender IK |",
+        "|---|---|---|---|---|",
+    ]
+    for case in results["cases"]:
+        if "quat_ik_cyclic" in case:
+            ours, looped, theirs = case["quat_ik"], case["quat_ik_cyclic"], case["blender_ik"]
+            lines.append(
+                f"| {case['bones']} | {ours['largest_path_step_deg']:.3g} | {ours['wrap_deg']:.3g} "
+                f"| {looped['wrap_deg']:.3g} ({1e3 * looped['bake_s']:.1f}, {looped['tip_error_max']:.3g}) "
+                f"| {theirs['wrap_deg']:.3g} |"
             )
     notes = [case[w]["note"] for case in results["cases"] for w in ("quat_ik", "blender_ik") if case[w].get("note")]
     if notes:
