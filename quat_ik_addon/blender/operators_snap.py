@@ -174,7 +174,7 @@ def _planned_moves(rig, inputs, chain, *, with_pole: bool) -> list[tuple]:
         # The goal is the tip's frame in the world, without the armature's scale (``chain_solve``).
         tip_matrix = to_world[:3, :3] @ quat.to_matrix(posed.rotations[0, -1])
         tip_rotation = Matrix(nearest_rotations(tip_matrix[None])[0].tolist())
-    target_turns = rig.orientation_object is rig.target_object and rig.orientation_bone == rig.target_bone
+    target_turns = rig.orientation_object == rig.target_object and rig.orientation_bone == rig.target_bone
     moves = [(rig.target_object, rig.target_bone, effector, tip_rotation if target_turns else None, "target")]
     if tip_rotation is not None and not target_turns:
         moves.append((rig.orientation_object, rig.orientation_bone, None, tip_rotation, "orientation target"))
