@@ -42,9 +42,15 @@ class _QuatIKPanel:
         return ob is not None and ob.type == "ARMATURE"
 
 
-def _object_or_bone(layout, chain, object_property: str, bone_property: str):
-    """An object field, and a bone search below it when the object is an armature."""
-    layout.prop(chain, object_property)
+def _object_or_bone(layout, chain, object_property: str, bone_property: str, operator: tuple[str, str] = ()):
+    """An object field, and a bone search below it when the object is an armature.
+    ``operator``: (idname, icon) of a button beside the object field."""
+    if operator:
+        row = layout.row(align=True)
+        row.prop(chain, object_property)
+        row.operator(operator[0], icon=operator[1], text="")
+    else:
+        layout.prop(chain, object_property)
     target = getattr(chain, object_property)
     if target is not None and target.type == "ARMATURE":
         layout.prop_search(chain, bone_property, target.data, "bones", text="Bone")
@@ -81,14 +87,13 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
         col = layout.column()
         col.prop_search(chain, "tip_bone", ob.data, "bones", text="Tip")
         col.prop(chain, "chain_length")
-        _object_or_bone(col, chain, "target_object", "target_bone")
+        _object_or_bone(col, chain, "target_object", "target_bone", ("quat_ik.snap_target", "SNAP_ON"))
         col.prop(chain, "effector_offset")
         col.prop(chain, "mode")
 
         row = layout.row(align=True)
         row.operator("quat_ik.solve", icon="CON_KINEMATIC", text="Solve Now").chains = "ACTIVE"
         row.operator("quat_ik.bake", icon="REC", text="Bake")
-        row.operator("quat_ik.snap_target", icon="SNAP_ON", text="")
 
 
 class _ChainSubPanel(_QuatIKPanel):
