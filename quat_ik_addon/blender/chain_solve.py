@@ -18,11 +18,12 @@ No ``bpy`` here: the rig data comes from ``rig_reader``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..solver import quaternion as quat
+from ..solver.pose_curves import blend
 from . import solve_adapter
 from .errors import ChainError
 from .rig_reader import ChainRig, FrameInputs
@@ -63,6 +64,9 @@ class ChainJob:
     inputs: StackedInputs
     warm_start: bool = False  # start from the current pose (live) rather than from rest
     sequence: bool = False  # frames follow each other (bake): keep the pose continuous
+    # (F,) share of the solved pose the bones take, the rest their own pose (None: all of it)
+    influence: np.ndarray | None = None
+    own_rotations: np.ndarray | None = None  # (F, n, 4) that own pose (default: the rotations read)
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,10 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
         sequence=job.sequence,
     )
     outcome = solve_adapter.solve(rig.chain, request, job.options)
+    if job.influence is not None and np.any(job.influence < 1.0):
+        # Blended before a later chain's corrections are taken: those see the pose written.
+        own = inputs.rotations if job.own_rotations is None else job.own_rotations
+        outcome = replace(outcome, rotations=blend(own, outcome.rotations, np.clip(job.influence, 0.0, 1.0)))
     if record:  # a later chain may hang below this one
         old = rig.chain.forward_kinematics(inputs.rotations)
         new = rig.chain.forward_kinematics(outcome.rotations)

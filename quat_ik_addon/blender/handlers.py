@@ -184,6 +184,7 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
 def on_load_post(*_args) -> None:
     """Runs after a file loads. Forgets what was solved in the previous file; writes nothing."""
     runtime.forget_all()
+    runtime.own_poses.clear()  # (undo keeps them: a bone still holding what was written checks itself)
 
 
 @persistent

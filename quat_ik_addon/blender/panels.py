@@ -90,6 +90,7 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
         _object_or_bone(col, chain, "target_object", "target_bone", ("quat_ik.snap_target", "SNAP_ON"))
         col.prop(chain, "effector_offset")
         col.prop(chain, "mode")
+        col.prop(chain, "influence", slider=True)
 
         row = layout.row(align=True)
         row.operator("quat_ik.solve", icon="CON_KINEMATIC", text="Solve Now").chains = "ACTIVE"
@@ -183,6 +184,8 @@ class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
         col.label(text=f"Error: {error}")
         col.label(text=f"Sweeps: {chain.status_iterations}")
         col.label(text=f"Restarts: {chain.status_restarts}")
+        if chain.influence < 1.0:
+            col.label(text=f"Influence {chain.influence:.0%}: the bones take that share of it", icon="INFO")
         if chain.status_jump_frames:
             _draw_jumps(layout, chain)
         if chain.mode == "LIVE" and not chain.status_converged and context.object.name_full in runtime.resting_due:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import chain_solve, learned_store, pose_writer, rig_reader, solve_adapter
+from . import chain_solve, learned_store, own_pose, pose_writer, rig_reader, solve_adapter
 from .errors import ChainError
 
 
@@ -57,12 +57,17 @@ def read_job(
     if warm_start and effort is Effort.MOVING:
         options = solve_adapter.tracking_a_miss(options)
     inputs = rig_reader.read_frame_inputs(rig, depsgraph)
+    influence, own = None, None
+    if chain.influence < 1.0 or own_pose.remembers(rig):
+        influence, own = np.array([chain.influence]), own_pose.own_rotations(rig, inputs.rotations)[None]
     return chain_solve.ChainJob(
         rig=rig,
         options=options,
         inputs=chain_solve.StackedInputs.stack([inputs]),
         warm_start=warm_start,
         sequence=sequence,
+        influence=influence,
+        own_rotations=own,
     )
 
 
@@ -77,7 +82,8 @@ def solve_current_frame(
     ``record_status`` later otherwise).
     """
     reports: dict[int, ChainReport] = {}
-    jobs, job_chains = [], []
+    jobs: list[chain_solve.ChainJob] = []
+    job_chains = []
     for index, chain in enumerate(chains):
         warm = warm_start(chain) if callable(warm_start) else warm_start
         try:
@@ -85,10 +91,12 @@ def solve_current_frame(
             job_chains.append((index, chain))
         except ChainError as error:
             reports[index] = ChainReport(chain, None, f"Chain '{rig_reader.chain_label(chain)}': {error}")
-    for (index, chain), solution in zip(job_chains, chain_solve.solve_chains(jobs), strict=True):
+    for (index, chain), job, solution in zip(job_chains, jobs, chain_solve.solve_chains(jobs), strict=True):
         changed = False
         if solution.error is None and write:
             changed = pose_writer.write_pose(solution.rig, solution.outcome.rotations[0])
+            if job.own_rotations is not None:
+                own_pose.remember(solution.rig, job.own_rotations[0])
         reports[index] = ChainReport(chain, solution, solution.error, changed)
     ordered = [reports[i] for i in range(len(chains))]
     if record:

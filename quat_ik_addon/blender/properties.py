@@ -97,6 +97,19 @@ class QuatIKChain(bpy.types.PropertyGroup):
         update=_changed,
     )
     enabled: BoolProperty(name="Enabled", description="Solve this chain", default=True, update=_changed)
+    influence: FloatProperty(
+        name="Influence",
+        description=(
+            "How much of the solved pose the bones take: 0 leaves them in their own pose (their keys, or the pose "
+            "they had), 1 gives them the solved pose; in between each joint turns that share of the way. "
+            "Animate it to blend the chain in and out"
+        ),
+        default=1.0,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+        update=_changed,
+    )
     mode: EnumProperty(name="Mode", description="When the chain re-solves", items=MODES, update=_changed)
 
     target_object: PointerProperty(

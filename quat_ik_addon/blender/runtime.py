@@ -7,6 +7,8 @@
   handler costs nothing when nothing changed and never loops on its own writes.
 * ``last_inputs`` / ``last_results`` remember, per chain, what the handlers last solved.
 * ``reported`` remembers failures already printed, so a failing chain prints once.
+* ``own_poses`` remembers, per bone, what a chain with Influence below 1 wrote and the bone's
+  own pose it was blended from (``own_pose``).
 * ``resting_due`` holds, per armature, when its Live chains left short of their goals are
   finished and the inputs they were solved with (``handlers.run_resting``).
 """
@@ -24,6 +26,7 @@ last_results: dict = {}
 reported: set = set()
 last_bake_seconds: dict = {}  # wall time of the last bake's steps (for the benchmark)
 resting_due: dict = {}
+own_poses: dict = {}  # (armature name_full, bone) -> (own pose wxyz, written wxyz)
 # Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
 # when Blender runs timers (not in the background); the benchmark sets True to measure what
 # a user dragging feels.

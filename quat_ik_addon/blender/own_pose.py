@@ -1,0 +1,54 @@
+"""The bones' own pose that a chain's Influence blends with, when it solves at the current frame.
+
+Influence below 1 writes a blend of the solved pose and the bones' own pose into the same
+rotation properties the own pose is read from. A bone whose animation sets it again each frame
+gives its own pose afresh; a bone posed by hand would give back the blend written last, and the
+chain would creep toward the solved pose update after update. So each bone's written value is
+remembered with the own pose it came from: a bone still holding what was written is blended
+from that own pose again; anything else (a key, a hand edit) is its new own pose. The memory is
+the session's (``runtime.own_poses``): after reopening a file the first solve takes the pose it
+finds as the own pose. A bake needs none of this: it reads each frame before anything is
+written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import runtime
+from .rig_reader import ChainRig
+from .rotation_modes import current_quaternion
+
+# A bone whose quaternion is within this (per component) of what was written still holds it: the
+# same float32 values read back, unit to within rounding (an angle test would need their norm).
+SAME_COMPONENTS = 1e-6
+
+
+def _key(rig: ChainRig, name: str) -> tuple[str, str]:
+    return (rig.armature.name_full, name)
+
+
+def remembers(rig: ChainRig) -> bool:
+    """Whether any of the chain's bones has a remembered own pose."""
+    return any(_key(rig, name) in runtime.own_poses for name in rig.bone_names)
+
+
+def own_rotations(rig: ChainRig, rotations: np.ndarray) -> np.ndarray:
+    """The bones' own pose (n, 4) given the rotations read now (n, 4)."""
+    own = np.array(rotations, dtype=float)
+    for i, name in enumerate(rig.bone_names):
+        remembered = runtime.own_poses.get(_key(rig, name))
+        if remembered is not None:
+            was_own, written = remembered
+            if min(np.max(np.abs(written - own[i])), np.max(np.abs(written + own[i]))) <= SAME_COMPONENTS:
+                own[i] = was_own
+    return own
+
+
+def remember(rig: ChainRig, own: np.ndarray) -> None:
+    """After writing: each writable bone's value now and the own pose it was blended from."""
+    pose_bones = rig.armature.pose.bones
+    for i, (name, writable) in enumerate(zip(rig.bone_names, rig.writable, strict=True)):
+        if writable:
+            written = np.array(tuple(current_quaternion(pose_bones[name])))
+            runtime.own_poses[_key(rig, name)] = (np.array(own[i]), written)
