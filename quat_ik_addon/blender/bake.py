@@ -120,8 +120,6 @@ class Bake:
         self.frames = np.arange(settings.frame_start, settings.frame_end + 1, settings.step, dtype=float)
         # Per chain: a StackedInputs (sampled) or a list of FrameInputs, one per frame (stepped).
         self.inputs: list[chain_solve.StackedInputs | list[rig_reader.FrameInputs]] = [[] for _ in self.chains]
-        # Per chain: its Influence on every frame (read with the inputs: it may be animated).
-        self.influences: list[list[float]] = [[] for _ in self.chains]
         self.solutions: list[chain_solve.ChainSolution] = []
         self.seconds = {"gather": 0.0, "solve": 0.0, "write": 0.0}
         self.gather_path = ""  # "sampled" or "frame_set" once gathered
@@ -158,8 +156,6 @@ class Bake:
         if len(sampled) < len(self.rigs):
             return False
         self.inputs = sampled
-        # Sampling refuses an animated Influence (an F-curve it does not know): here it is constant.
-        self.influences = [[chain.influence] * len(self.frames) for chain in self.chains]
         self.gather_path = "sampled"
         return True
 
@@ -176,8 +172,6 @@ class Bake:
                     scene.frame_set(int(f))
                     for rig, inputs in zip(self.rigs, self.inputs, strict=True):
                         inputs.append(rig_reader.read_frame_inputs(rig, depsgraph))
-                    for chain, influences in zip(self.chains, self.influences, strict=True):
-                        influences.append(chain.influence)
                     self.seconds["gather"] += time.perf_counter() - started
                     yield (i + 1) / len(self.frames)
         finally:
@@ -202,12 +196,8 @@ class Bake:
                 else chain_solve.StackedInputs.stack(inputs),
                 warm_start=False,
                 sequence=True,
-                # The bones' own pose is what was read: their keys (or their pose) before the bake.
-                influence=np.array(influences) if min(influences, default=1.0) < 1.0 else None,
             )
-            for rig, options, inputs, influences in zip(
-                self.rigs, self.options, self.inputs, self.influences, strict=True
-            )
+            for rig, options, inputs in zip(self.rigs, self.options, self.inputs, strict=True)
         ]
         self.solutions = chain_solve.solve_chains(jobs)
         self.seconds["solve"] = time.perf_counter() - started

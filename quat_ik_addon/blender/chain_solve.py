@@ -40,6 +40,7 @@ class StackedInputs:
     rotations: np.ndarray  # (F, n, 4)
     orientation_world: np.ndarray | None  # (F, 4, 4)
     pole_world: np.ndarray | None = None  # (F, 4, 4)
+    influence: np.ndarray | None = None  # (F,)
 
     @classmethod
     def stack(cls, frames: list[FrameInputs]) -> StackedInputs:
@@ -54,6 +55,7 @@ class StackedInputs:
             if first.orientation_world is None
             else np.stack([f.orientation_world for f in frames]),
             pole_world=None if first.pole_world is None else np.stack([f.pole_world for f in frames]),
+            influence=np.array([f.influence for f in frames]),
         )
 
 
@@ -64,9 +66,9 @@ class ChainJob:
     inputs: StackedInputs
     warm_start: bool = False  # start from the current pose (live) rather than from rest
     sequence: bool = False  # frames follow each other (bake): keep the pose continuous
-    # (F,) share of the solved pose the bones take, the rest their own pose (None: all of it)
-    influence: np.ndarray | None = None
-    own_rotations: np.ndarray | None = None  # (F, n, 4) that own pose (default: the rotations read)
+    # The bones' own pose the chain's Influence (``inputs.influence``) blends the solved pose
+    # with: by default the rotations read (a bake's keys); Live and Per Frame remember it.
+    own_rotations: np.ndarray | None = None  # (F, n, 4)
 
 
 @dataclass(frozen=True)
@@ -172,10 +174,10 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
         sequence=job.sequence,
     )
     outcome = solve_adapter.solve(rig.chain, request, job.options)
-    if job.influence is not None and np.any(job.influence < 1.0):
+    if inputs.influence is not None and np.any(inputs.influence < 1.0):
         # Blended before a later chain's corrections are taken: those see the pose written.
         own = inputs.rotations if job.own_rotations is None else job.own_rotations
-        outcome = replace(outcome, rotations=blend(own, outcome.rotations, np.clip(job.influence, 0.0, 1.0)))
+        outcome = replace(outcome, rotations=blend(own, outcome.rotations, np.clip(inputs.influence, 0.0, 1.0)))
     if record:  # a later chain may hang below this one
         old = rig.chain.forward_kinematics(inputs.rotations)
         new = rig.chain.forward_kinematics(outcome.rotations)

@@ -57,16 +57,15 @@ def read_job(
     if warm_start and effort is Effort.MOVING:
         options = solve_adapter.tracking_a_miss(options)
     inputs = rig_reader.read_frame_inputs(rig, depsgraph)
-    influence, own = None, None
-    if chain.influence < 1.0 or own_pose.remembers(rig):
-        influence, own = np.array([chain.influence]), own_pose.own_rotations(rig, inputs.rotations)[None]
+    own = None
+    if inputs.influence < 1.0 or own_pose.remembers(rig):
+        own = own_pose.own_rotations(rig, inputs.rotations)[None]
     return chain_solve.ChainJob(
         rig=rig,
         options=options,
         inputs=chain_solve.StackedInputs.stack([inputs]),
         warm_start=warm_start,
         sequence=sequence,
-        influence=influence,
         own_rotations=own,
     )
 

@@ -70,6 +70,7 @@ class FrameInputs:
     rotations: np.ndarray  # (n, 4) current rotations in the solver's terms (held bones: identity)
     orientation_world: np.ndarray | None = None  # world matrix whose rotation the tip should take
     pole_world: np.ndarray | None = None  # world matrix whose position the chain bends toward
+    influence: float = 1.0  # share of the solved pose the bones take (the chain's Influence, maybe animated)
 
     @property
     def root_world(self) -> np.ndarray:
@@ -302,7 +303,14 @@ def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
         rotations=rotations,
         orientation_world=orientation_world,
         pole_world=pole_world,
+        influence=chain_influence(rig),
     )
+
+
+def chain_influence(rig: ChainRig) -> float:
+    """The chain's Influence now (1 if the chain is gone: nothing to blend with)."""
+    chain = rig.armature.quat_ik.chains.get(rig.chain_name)
+    return 1.0 if chain is None else float(chain.influence)
 
 
 def _world_matrix(ob, bone: str | None, depsgraph) -> tuple[np.ndarray, np.ndarray | None]:
