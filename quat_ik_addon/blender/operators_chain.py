@@ -25,6 +25,14 @@ def armature_with_chains_poll(cls, context) -> bool:
     return True
 
 
+def chains_editable(operator, ob) -> bool:
+    """True if the armature's chains can be changed (a library override's can); else reports why."""
+    if compat.is_editable(ob):
+        return True
+    operator.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
+    return False
+
+
 def active_chain_poll(cls, context):
     """The active chain of an armature with chains, or None (the poll message says what is missing)."""
     if not armature_with_chains_poll(cls, context):
@@ -306,8 +314,7 @@ class QUATIK_OT_remove_chain(bpy.types.Operator):
 
     def execute(self, context):
         ob = context.object
-        if not compat.is_editable(ob):
-            self.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
+        if not chains_editable(self, ob):
             return {"CANCELLED"}
         settings = ob.quat_ik
         index = min(settings.active_chain_index, len(settings.chains) - 1)

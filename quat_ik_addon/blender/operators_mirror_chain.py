@@ -24,7 +24,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from . import compat, properties, runtime
-from .operators_chain import SOLVER_SETTINGS, active_chain_poll, create_chain
+from .operators_chain import SOLVER_SETTINGS, active_chain_poll, chains_editable, create_chain
 
 # Copied as they are (solver settings too); the pointers, the effector offset and the pole
 # angle are mirrored.
@@ -131,8 +131,7 @@ class QUATIK_OT_mirror_chain(bpy.types.Operator):
 
         ob = context.object
         chain = properties.active_chain(ob)
-        if not compat.is_editable(ob):
-            self.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
+        if not chains_editable(self, ob):
             return {"CANCELLED"}
         if self.limits and not editable_armature(self, ob):
             return {"CANCELLED"}

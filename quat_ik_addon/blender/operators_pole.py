@@ -16,7 +16,7 @@ import numpy as np
 from bpy.props import FloatProperty
 
 from . import compat, properties, runtime
-from .operators_chain import active_chain_poll, new_empty
+from .operators_chain import active_chain_poll, chains_editable, new_empty
 
 # A bend shorter than this share of the chain's length gives the pole no side to go on.
 STRAIGHT_BELOW = 1e-4
@@ -85,8 +85,7 @@ class QUATIK_OT_add_pole(bpy.types.Operator):
     def execute(self, context):
         ob = context.object
         chain = properties.active_chain(ob)
-        if not compat.is_editable(ob):
-            self.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")
+        if not chains_editable(self, ob):
             return {"CANCELLED"}
         empty, problem = place_pole(context, ob, chain, self.distance)
         if empty is None:
