@@ -165,6 +165,7 @@ expect_error("add chain on a linked armature", bpy.ops.quat_ik.add_chain, "linke
 expect_error("solve a linked armature", bpy.ops.quat_ik.solve, "linked")
 expect_error("bake a linked armature", bpy.ops.quat_ik.bake, "linked", frame_start=1, frame_end=3)
 expect_error("add a pole to a linked armature's chain", bpy.ops.quat_ik.add_pole, "linked")
+expect_error("mirror a linked armature's chain", bpy.ops.quat_ik.mirror_chain, "linked")
 local = straight_rig("Local", 2)
 local.location = (0.5, 0.0, 0.0)
 add_chain(local, "B1", 2, "Arm", target_bone="B1", mode="MANUAL")
