@@ -331,12 +331,13 @@ def input_fingerprint(ob, chain, depsgraph) -> bytes:
 
     Reads only matrices (no chain building): the armature's world matrix, the root parent's
     pose, the target (and orientation target), and the chain bones' rest matrices, pose
-    location and scale. Our own rotation writes do not change it, so a live chain never
+    location and scale; and the chain's Influence. Our own rotation writes do not change it, so a live chain never
     re-solves because of itself. Raises ChainError when the chain cannot be read.
     """
     ob_eval = evaluated(ob, depsgraph)
     names = chain_bone_names(ob, chain.tip_bone, chain.chain_length)
-    parts = [chain.name.encode(), _matrix_bytes(ob_eval.matrix_world)]
+    # Influence may be animated: a frame change alone then calls for a new blend.
+    parts = [chain.name.encode(), _matrix_bytes(ob_eval.matrix_world), _matrix_bytes(chain.influence)]
     bones = ob_eval.data.bones
     pose_bones = ob_eval.pose.bones
     parent = bones[names[0]].parent

@@ -124,4 +124,23 @@ scene.frame_set(20)
 checks.check("baked frame 20 (influence 1) reaches", reach() < 1e-3, f"{reach():.2e}")
 scene.frame_set(10)
 checks.check("baked frame 10 (influence between) neither", gap(pose(), HAND_POSE) > 0.05 and reach() > 1e-3)
+
+# Live: Blender runs no depsgraph handler on a frame change, but the next edit of anything
+# re-solves a chain whose (animated) Influence changed since, even if its inputs did not.
+rig.animation_data_clear()
+chain.influence = 0.0
+chain.keyframe_insert("influence", frame=1)
+chain.influence = 1.0
+chain.keyframe_insert("influence", frame=10)
+set_pose(HAND_POSE)
+scene.frame_set(1)
+chain.mode = "LIVE"
+bpy.context.view_layer.update()
+checks.check("live, influence 0 at frame 1: the own pose", gap(pose(), HAND_POSE) < 1e-5, gap(pose(), HAND_POSE))
+scene.frame_set(10)
+unrelated = empty("Unrelated")
+unrelated.location.x = 1.0
+bpy.context.view_layer.update()
+checks.check("live, influence 1 at frame 10, after an unrelated edit: reaches", reach() < 1e-3, f"{reach():.2e}")
+chain.mode = "MANUAL"
 checks.close()
