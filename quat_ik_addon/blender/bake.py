@@ -29,6 +29,7 @@ from . import (
     input_sampling,
     keyframes,
     locks,
+    own_pose,
     pose_solve,
     rig_reader,
     rotation_modes,
@@ -187,15 +188,18 @@ class Bake:
 
     def solve(self) -> list[chain_solve.ChainSolution]:
         started = time.perf_counter()
+        self.inputs = [
+            inputs if isinstance(inputs, chain_solve.StackedInputs) else chain_solve.StackedInputs.stack(inputs)
+            for inputs in self.inputs
+        ]
         jobs = [
             chain_solve.ChainJob(
                 rig=rig,
                 options=options,
-                inputs=inputs
-                if isinstance(inputs, chain_solve.StackedInputs)
-                else chain_solve.StackedInputs.stack(inputs),
+                inputs=inputs,
                 warm_start=False,
                 sequence=True,
+                own_rotations=self._own_rotations(rig, inputs),
             )
             for rig, options, inputs in zip(self.rigs, self.options, self.inputs, strict=True)
         ]
@@ -205,6 +209,14 @@ class Bake:
         if failed:
             raise ChainError(failed[0])
         return self.solutions
+
+    @staticmethod
+    def _own_rotations(rig, inputs: chain_solve.StackedInputs):
+        """The bones' own pose the chain's Influence blends with, where it is below 1: what was
+        read, except where a bone still holds what Live or Per Frame wrote (``own_pose``)."""
+        if inputs.influence is None or np.all(inputs.influence >= 1.0):
+            return None
+        return own_pose.own_rotations(rig, inputs.rotations)
 
     # 3. ----------------------------------------------------------------- write
 

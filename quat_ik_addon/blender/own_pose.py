@@ -7,8 +7,8 @@ chain would creep toward the solved pose update after update. So each bone's wri
 remembered with the own pose it came from: a bone still holding what was written is blended
 from that own pose again; anything else (a key, a hand edit) is its new own pose. The memory is
 the session's (``runtime.own_poses``): after reopening a file the first solve takes the pose it
-finds as the own pose. A bake needs none of this: it reads each frame before anything is
-written.
+finds as the own pose. A bake reads its frames with the chain's solving switched off, but a
+bone no key moves still holds what Live or Per Frame wrote last: it asks here too.
 """
 
 from __future__ import annotations
@@ -34,14 +34,16 @@ def remembers(rig: ChainRig) -> bool:
 
 
 def own_rotations(rig: ChainRig, rotations: np.ndarray) -> np.ndarray:
-    """The bones' own pose (n, 4) given the rotations read now (n, 4)."""
+    """The bones' own pose (..., n, 4) given the rotations read (..., n, 4): one frame, or a
+    bake's frames (a bone no key moves reads what was written last on every frame)."""
     own = np.array(rotations, dtype=float)
     for i, name in enumerate(rig.bone_names):
         remembered = runtime.own_poses.get(_key(rig, name))
         if remembered is not None:
             was_own, written = remembered
-            if min(np.max(np.abs(written - own[i])), np.max(np.abs(written + own[i]))) <= SAME_COMPONENTS:
-                own[i] = was_own
+            read = own[..., i, :]
+            holds = np.minimum(np.max(np.abs(read - written), axis=-1), np.max(np.abs(read + written), axis=-1))
+            own[..., i, :] = np.where((holds <= SAME_COMPONENTS)[..., None], was_own, read)
     return own
 
 

@@ -95,6 +95,26 @@ scene.frame_set(20)
 checks.check("... and the same on coming back (no creep)", gap(pose(), first) < 1e-6)
 chain.mode = "MANUAL"
 
+# A bone no key moves holds what Per Frame wrote: a bake blends from the pose it had before.
+rig.animation_data_clear()
+set_pose(HAND_POSE)
+chain.mode = "PER_FRAME"
+scene.frame_set(2)
+scene.frame_set(3)
+chain.mode = "MANUAL"
+bpy.ops.quat_ik.bake(frame_start=1, frame_end=3, destination="NEW_ACTION")
+scene.frame_set(2)
+checks.check(
+    "a bake after Per Frame blends from the hand-made pose, not from what was written",
+    gap(pose(), halfway(HAND_POSE, solved)) < 1e-4,
+    gap(pose(), halfway(HAND_POSE, solved)),
+)
+rig.animation_data_clear()
+for frame, rotations in KEYED.items():
+    set_pose(rotations)
+    for bone in bones:
+        bone.keyframe_insert("rotation_quaternion", frame=frame)
+
 # A bake with Influence keyed 0 at frame 1 and 1 at frame 20.
 chain.influence = 0.0
 chain.keyframe_insert("influence", frame=1)
