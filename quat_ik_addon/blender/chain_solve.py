@@ -41,6 +41,7 @@ class StackedInputs:
     orientation_world: np.ndarray | None  # (F, 4, 4)
     pole_world: np.ndarray | None = None  # (F, 4, 4)
     influence: np.ndarray | None = None  # (F,)
+    pole_angle: np.ndarray | None = None  # (F,) radians
 
     @classmethod
     def stack(cls, frames: list[FrameInputs]) -> StackedInputs:
@@ -56,6 +57,7 @@ class StackedInputs:
             else np.stack([f.orientation_world for f in frames]),
             pole_world=None if first.pole_world is None else np.stack([f.pole_world for f in frames]),
             influence=np.array([f.influence for f in frames]),
+            pole_angle=np.array([f.pole_angle for f in frames]),
         )
 
 
@@ -170,6 +172,7 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
         positions=target_root,
         orientations=orientations,
         poles=poles,
+        pole_angles=inputs.pole_angle if poles is not None else None,
         start=inputs.rotations if job.warm_start else None,
         sequence=job.sequence,
     )

@@ -25,8 +25,8 @@ when it cannot be sure; the bake then steps frames. It is sure only when all of 
   and not in NLA tweak mode; in Blender 4.4+ at most one action layer with one strip. Its
   active action (for its slot) may hold F-curves of ``location``, ``rotation_euler``,
   ``rotation_quaternion``, ``rotation_axis_angle``, ``scale`` and their ``delta_`` forms;
-  for an armature also of pose bones, as below, and of its chains' Influence (a plain
-  number, sampled as the reader reads it). Any other F-curve, and any curve that
+  for an armature also of pose bones, as below, and of its chains' Influence and Pole
+  Angle (plain numbers, sampled as the reader reads them). Any other F-curve, and any curve that
   has no keyframes without being muted, refuses. Muted curves (or muted groups) count as
   absent, as in the animation system. An involved armature's data has no animation data.
 * Bones whose pose matrix is an input (the root's parent, a target, orientation or pole bone)
@@ -213,8 +213,8 @@ class _Sampler:
                     continue  # an unrelated bone: cannot move any input
                 if CHAIN_BONE_CHANNELS.get(path[len(prefix) :].removeprefix("."), 0) <= index:
                     raise Refused(f"'{ob.name}' animates {path}[{index}] on a chain bone")
-            elif path.startswith("quat_ik.chains[") and path.endswith("].influence"):
-                pass  # a chain's Influence: a plain number (``_influence``)
+            elif path.startswith("quat_ik.chains[") and path.rpartition(".")[2] in rig_reader.ANIMATED_SETTINGS:
+                pass  # a chain's Influence or Pole Angle: a plain number (``_chain_settings``)
             elif OBJECT_CHANNELS.get(path, 0) <= index:
                 raise Refused(f"'{ob.name}' animates {path}[{index}]")
             if fcurve.mute or (fcurve.group is not None and fcurve.group.mute):
@@ -318,16 +318,22 @@ class _Sampler:
             out[:, i] = q
         return out
 
-    def _influence(self) -> np.ndarray:
-        """(T,) the chain's Influence, from its F-curve when it has one."""
-        ob = self.rig.armature
+    def _chain_settings(self) -> dict[str, np.ndarray]:
+        """(T,) each of the chain's animatable settings (``rig_reader.ANIMATED_SETTINGS``), from
+        its F-curve when it has one."""
+        ob, count = self.rig.armature, len(self.times)
         chain = ob.quat_ik.chains.get(self.rig.chain_name)
-        if chain is None:
-            return np.ones(len(self.times))
-        curve = self.curves[ob].get((chain.path_from_id("influence"), 0))
-        if curve is None:
-            return np.full(len(self.times), float(chain.influence))
-        return np.clip(np.fromiter(map(curve.evaluate, self.times), dtype=float, count=len(self.times)), 0.0, 1.0)
+        values = {}
+        for name, default in rig_reader.ANIMATED_SETTINGS.items():
+            curve = None if chain is None else self.curves[ob].get((chain.path_from_id(name), 0))
+            if curve is None:
+                values[name] = np.full(count, default if chain is None else float(getattr(chain, name)))
+                continue
+            # Animation writes into the property, which keeps to its own range.
+            rna = chain.bl_rna.properties[name]
+            evaluated = np.fromiter(map(curve.evaluate, self.times), dtype=float, count=count)
+            values[name] = np.clip(evaluated, rna.hard_min, rna.hard_max)
+        return values
 
     # ------------------------------------------------------------------ all together
 
@@ -365,7 +371,7 @@ class _Sampler:
             rotations=every_frame(self._rotations()),
             orientation_world=None if orientation_world is None else every_frame(orientation_world),
             pole_world=None if pole_world is None else every_frame(pole_world),
-            influence=self._influence(),
+            **self._chain_settings(),
         )
         self._check_current_frame(stacked)
         without_current = {f.name: getattr(stacked, f.name) for f in dataclasses.fields(stacked)}

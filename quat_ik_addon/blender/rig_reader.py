@@ -71,6 +71,7 @@ class FrameInputs:
     orientation_world: np.ndarray | None = None  # world matrix whose rotation the tip should take
     pole_world: np.ndarray | None = None  # world matrix whose position the chain bends toward
     influence: float = 1.0  # share of the solved pose the bones take (the chain's Influence, maybe animated)
+    pole_angle: float = 0.0  # the chain's Pole Angle (radians, maybe animated)
 
     @property
     def root_world(self) -> np.ndarray:
@@ -303,14 +304,21 @@ def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
         rotations=rotations,
         orientation_world=orientation_world,
         pole_world=pole_world,
-        influence=chain_influence(rig),
+        **animated_settings(rig),
     )
 
 
-def chain_influence(rig: ChainRig) -> float:
-    """The chain's Influence now (1 if the chain is gone: nothing to blend with)."""
+# Chain settings that may be animated and so are read with every frame's inputs, and their
+# values when the chain is gone.
+ANIMATED_SETTINGS = {"influence": 1.0, "pole_angle": 0.0}
+
+
+def animated_settings(rig: ChainRig) -> dict[str, float]:
+    """The chain's animatable settings now (``ANIMATED_SETTINGS``)."""
     chain = rig.armature.quat_ik.chains.get(rig.chain_name)
-    return 1.0 if chain is None else float(chain.influence)
+    if chain is None:
+        return dict(ANIMATED_SETTINGS)
+    return {name: float(getattr(chain, name)) for name in ANIMATED_SETTINGS}
 
 
 def _world_matrix(ob, bone: str | None, depsgraph) -> tuple[np.ndarray, np.ndarray | None]:
@@ -331,13 +339,14 @@ def input_fingerprint(ob, chain, depsgraph) -> bytes:
 
     Reads only matrices (no chain building): the armature's world matrix, the root parent's
     pose, the target (and orientation target), and the chain bones' rest matrices, pose
-    location and scale; and the chain's Influence. Our own rotation writes do not change it, so a live chain never
+    location and scale; and the chain's Influence and Pole Angle. Our own rotation writes do not change it, so a live chain never
     re-solves because of itself. Raises ChainError when the chain cannot be read.
     """
     ob_eval = evaluated(ob, depsgraph)
     names = chain_bone_names(ob, chain.tip_bone, chain.chain_length)
-    # Influence may be animated: a frame change alone then calls for a new blend.
+    # Influence and Pole Angle may be animated: a frame change alone then calls for a new solve.
     parts = [chain.name.encode(), _matrix_bytes(ob_eval.matrix_world), _matrix_bytes(chain.influence)]
+    parts.append(_matrix_bytes(chain.pole_angle))
     bones = ob_eval.data.bones
     pose_bones = ob_eval.pose.bones
     parent = bones[names[0]].parent

@@ -49,6 +49,7 @@ class SolveRequest:
     orientations: np.ndarray | None = None  # (F, 4) wanted posed frame of the tip bone, wxyz
     start: np.ndarray | None = None  # None (rest), (n, 4) shared or (F, n, 4) per frame
     poles: np.ndarray | None = None  # (F, 3) points the chain bends toward (root frame)
+    pole_angles: np.ndarray | None = None  # (F,) radians, when animated (else the options' pole_angle)
     sequence: bool = False  # frames follow each other in time: keep the pose continuous
 
 
@@ -122,7 +123,13 @@ def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveO
     result = _run(chain, goals, request, options)
     if request.poles is not None:
         result = solve_facing_poles(
-            chain, goals, result, request.poles, options.settings, options.pole_angle, options.pole_facing
+            chain,
+            goals,
+            result,
+            request.poles,
+            options.settings,
+            options.pole_angle if request.pole_angles is None else request.pole_angles,
+            options.pole_facing,
         )
     if request.sequence and options.ease_jumps >= 2:  # last: a pole's turn may make a jump too
         frame_numbers = np.arange(goals.count)

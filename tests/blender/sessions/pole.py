@@ -83,6 +83,36 @@ scene.frame_set(20)
 checks.check("baked frame 20 bends to -X", bend_x() < -0.3, f"{bend_x():.3f}")
 checks.check("baked frame 20 reaches", reached() < 1e-3, f"{reached():.2e}")
 
+# An animated Pole Angle, 0 at frame 1 and 180° at frame 20: the bake turns the bend away.
+rig.animation_data_clear()
+pole.animation_data_clear()
+pole.location = (3.0, 0.0, 1.0)
+chain.pole_angle = 0.0
+chain.keyframe_insert("pole_angle", frame=1)
+chain.pole_angle = math.radians(180.0)
+chain.keyframe_insert("pole_angle", frame=20)
+scene.frame_set(1)
+bake = submodule("bake")
+gathered = {}
+for sample in (True, False):
+    job = bake.Bake(scene, rig, [chain], bake.BakeSettings(1, 20, sample_inputs=sample))
+    job.gather_all(bpy.context.evaluated_depsgraph_get)
+    gathered[job.gather_path] = job.solve()[0].outcome.rotations
+checks.check(
+    "an animated pole angle is sampled from its F-curve", set(gathered) == {"sampled", "frame_set"}, set(gathered)
+)
+if len(gathered) == 2:
+    difference = abs(gathered["sampled"] - gathered["frame_set"]).max()
+    checks.check("... as reading frame by frame does", difference < 1e-6, difference)
+checks.check("bake with an animated pole angle", bpy.ops.quat_ik.bake(frame_start=1, frame_end=20) == {"FINISHED"})
+scene.frame_set(1)
+checks.check("pole angle 0 at frame 1: bends toward the pole", bend_x() > 0.3, f"{bend_x():.3f}")
+scene.frame_set(20)
+checks.check("pole angle 180° at frame 20: bends away", bend_x() < -0.3, f"{bend_x():.3f}")
+checks.check("... still reaching", reached() < 1e-3, f"{reached():.2e}")
+rig.animation_data_clear()  # the pole angle's keys with the bones'
+chain.pole_angle = 0.0
+
 
 # The Pole and Orientation sub-panels (closed by default, so no window test opens them) draw
 # their fields: drawn here onto a layout that records what it is asked to show.
