@@ -264,6 +264,56 @@ def live_latency(scene, ob, target, constraint, *, ours: bool, steps: int = 12) 
     return record
 
 
+def character_live(steps: int = 12) -> dict:
+    """Live on a character: the sample rig ``rigify_human`` (four chains with polygon windows,
+    each with a muted Blender IK constraint on the same bones and targets). Seconds per
+    depsgraph update (mean, largest) when one hand's target is dragged and when the whole
+    character is moved (every chain's inputs change), for Quat IK as in the UI and for
+    Blender's IK."""
+    from quat_ik_addon.blender import runtime
+    from sample_rigs.blender_build import BLENDER_IK_NAME
+
+    bpy.ops.wm.open_mainfile(filepath=str(REPO / "sample_rigs" / "rigify_human.blend"))
+    ob = next(o for o in bpy.data.objects if o.type == "ARMATURE" and len(o.quat_ik.chains))
+    for other in bpy.data.objects:
+        other.animation_data_clear()
+    constraints = [c for pb in ob.pose.bones for c in pb.constraints if c.type == "IK" and c.name == BLENDER_IK_NAME]
+    hand = next(c for c in ob.quat_ik.chains if c.name.startswith("arm")).target_object
+    layer = bpy.context.view_layer
+
+    def drag(moved) -> tuple[float, float]:
+        start = moved.location.copy()
+        layer.update()
+        gc.collect()
+        times = []
+        for i in range(1, steps + 1):
+            started = time.perf_counter()
+            moved.location = start + type(start)((0.01 * i, -0.005 * i, 0.004 * i))
+            layer.update()
+            times.append(time.perf_counter() - started)
+        moved.location = start
+        layer.update()
+        return float(np.mean(times)), float(np.max(times))
+
+    record: dict = {"rig": "rigify_human", "chains": len(ob.quat_ik.chains)}
+    for who in ("quat_ik", "blender_ik"):
+        ours = who == "quat_ik"
+        for chain in ob.quat_ik.chains:
+            chain.mode, chain.enabled = "LIVE", ours
+        for constraint in constraints:
+            constraint.mute = ours
+        runtime.finish_at_rest = True
+        layer.update()  # the switch itself (a settings change solves every chain)
+        runtime.stats.clear()
+        hand_times = drag(hand)
+        solved = runtime.stats["chains_solved"] / (steps + 1)  # the drag's steps and the move back
+        record[who] = {"hand_target": hand_times, "character": drag(ob)}
+        if ours:
+            record[who]["chains_solved_per_hand_update"] = solved
+        runtime.finish_at_rest = None
+    return record
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -392,6 +442,24 @@ def markdown(results: dict) -> str:
                 f"| {looped['wrap_deg']:.3g} ({1e3 * looped['bake_s']:.1f}, {looped['tip_error_max']:.3g}) "
                 f"| {theirs['wrap_deg']:.3g} |"
             )
+    character = results.get("character_live")
+    if character:
+        ours, theirs = character["quat_ik"], character["blender_ik"]
+
+        def pair(entry):
+            return f"{1e3 * entry[0]:.2f} / {1e3 * entry[1]:.1f}"
+
+        lines += [
+            "",
+            f"Live on a character: the sample rig `{character['rig']}` ({character['chains']} chains, polygon windows), "
+            "ms per depsgraph update, mean / largest (Quat IK as in the UI):",
+            "",
+            "| edit | Quat IK | Blender IK |",
+            "|---|---|---|",
+            f"| one hand's target dragged | {pair(ours['hand_target'])} | {pair(theirs['hand_target'])} |",
+            f"| the whole character moved (every chain's inputs change) | {pair(ours['character'])} "
+            f"| {pair(theirs['character'])} |",
+        ]
     notes = [case[w]["note"] for case in results["cases"] for w in ("quat_ik", "blender_ik") if case[w].get("note")]
     if notes:
         lines += ["", "Extrapolated cases:", ""] + [f"* {note}" for note in notes]
@@ -421,6 +489,7 @@ def main() -> None:
             print(f"  {who:10s} {n_bones:2d} bones {frames_done:5d} frames (pilot): {seconds:7.2f} s", flush=True)
         for n_frames in frames:
             results["cases"].append(run_case(n_bones, n_frames, budget=args.budget, last=last))
+    results["character_live"] = character_live()
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "blender.json").write_text(json.dumps(results, indent=2) + "\n")
     table = markdown(results)

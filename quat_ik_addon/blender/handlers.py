@@ -4,6 +4,9 @@ All are ``@persistent`` so they survive loading another file. None of them raise
 chain stores its message on the chain (for the panel), prints it once, and keeps its pose.
 The solver modules are imported on first use, so registering costs nothing.
 
+A Live update solves the chains whose inputs changed and the chains hanging below them
+(``live_inputs``), not every chain of the armature.
+
 While a Live chain's inputs keep changing (a target being dragged) each update gives it a
 few iterations and no restarts, so the viewport never stalls; a chain left short of its goal
 is finished with its full settings (iterations and restarts) by a ``bpy.app.timers``
@@ -45,25 +48,13 @@ def _armatures(scene, modes):
     return found
 
 
-def _fingerprint(ob, chains, depsgraph):
-    from . import rig_reader
-    from .errors import ChainError
-
-    parts = [runtime.generation]
-    for chain in chains:
-        try:
-            parts.append(rig_reader.input_fingerprint(ob, chain, depsgraph))
-        except ChainError as error:
-            parts.append(str(error))
-    return tuple(parts)
-
-
 def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
     """Solve and write; failures are recorded on the chains and printed once, never raised.
     ``effort``: how hard Live chains work (``pose_solve.Effort``; default their full settings)."""
     from . import pose_solve
 
     runtime.stats["solves"] += 1
+    runtime.stats["chains_solved"] += len(chains)
     reports = pose_solve.solve_current_frame(
         ob, chains, depsgraph, warm_start=lambda c: c.mode == "LIVE", effort=effort or pose_solve.Effort.FULL
     )
@@ -78,15 +69,25 @@ def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
 
 
 def _solve_live(ob, chains, depsgraph, fingerprint) -> None:
-    """A Live update: lightly while the inputs move, when a timer can finish the job at rest."""
+    """A Live update of ``chains`` (those whose inputs changed): lightly while the inputs move,
+    when a timer can finish the job at rest."""
     from . import pose_solve
 
     if not runtime.finishes_at_rest(bpy.app.background):
         _solve(ob, chains, depsgraph, reason="Live")
         return
     reports = _solve(ob, chains, depsgraph, reason="Live", effort=pose_solve.Effort.MOVING)
-    if any(r.solution is not None and r.chain.mode == "LIVE" and not r.chain.status_converged for r in reports):
-        runtime.resting_due[ob.name_full] = (time.monotonic() + REST_SECONDS, fingerprint)
+    # Chains short of their goals: this update's, and those an earlier update left that this
+    # one did not solve (their inputs did not change).
+    short = {
+        r.chain.name
+        for r in reports
+        if r.solution is not None and r.chain.mode == "LIVE" and not r.chain.status_converged
+    }
+    _due, _inputs, short_before = runtime.resting_due.get(ob.name_full, (None, None, ()))
+    short |= set(short_before) - {r.chain.name for r in reports}
+    if short:
+        runtime.resting_due[ob.name_full] = (time.monotonic() + REST_SECONDS, fingerprint, tuple(sorted(short)))
         if not bpy.app.timers.is_registered(run_resting):
             bpy.app.timers.register(run_resting, first_interval=REST_SECONDS)
     else:
@@ -98,7 +99,7 @@ def run_resting(now: float | None = None) -> float | None:
     inputs have rested since their last update (moved again since: that update waits anew).
     Returns the seconds to the next one due, or None when none waits (which ends the timer)."""
     now = time.monotonic() if now is None else now
-    for name, (due, fingerprint) in list(runtime.resting_due.items()):
+    for name, (due, fingerprint, _short) in list(runtime.resting_due.items()):
         if due > now:
             continue
         del runtime.resting_due[name]
@@ -107,8 +108,10 @@ def run_resting(now: float | None = None) -> float | None:
             continue  # deleted or renamed since; or a bake runs (its own pose wins)
 
         def work(ob=ob, fingerprint=fingerprint):
+            from . import live_inputs
+
             depsgraph = bpy.context.evaluated_depsgraph_get()
-            if _fingerprint(ob, _chains(ob, LIVE_MODES), depsgraph) != fingerprint:
+            if live_inputs.fingerprints(ob, _chains(ob, LIVE_MODES), depsgraph) != fingerprint:
                 return  # changed in a way no update has solved yet: the next update decides
             unfinished = [c for c in _chains(ob, {"LIVE"}) if not c.status_converged]
             if unfinished:
@@ -116,7 +119,7 @@ def run_resting(now: float | None = None) -> float | None:
                 _solve(ob, unfinished, depsgraph, reason="Live")
 
         _run_guarded(ob, "Live solve", work)
-    due = [when for when, _ in runtime.resting_due.values()]
+    due = [when for when, _inputs, _short in runtime.resting_due.values()]
     return max(min(due) - now, 0.01) if due else None
 
 
@@ -145,11 +148,16 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
         key = ("live", ob.name_full)
 
         def work(ob=ob, chains=chains, key=key):
-            fingerprint = _fingerprint(ob, chains, depsgraph)
-            if runtime.last_inputs.get(key) == fingerprint:
+            from . import live_inputs
+
+            now = live_inputs.fingerprints(ob, chains, depsgraph)
+            before = runtime.last_inputs.get(key)
+            if before == now:
                 return
-            runtime.last_inputs[key] = fingerprint
-            _solve_live(ob, chains, depsgraph, fingerprint)
+            runtime.last_inputs[key] = now
+            changed = live_inputs.chains_to_solve(ob, chains, now, before)
+            if changed:
+                _solve_live(ob, changed, depsgraph, now)
 
         _run_guarded(ob, "Live solve", work)
 
@@ -173,9 +181,14 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
         key = ("live", ob.name_full)
 
         def work(ob=ob, chains=chains, key=key):
+            from . import live_inputs
+
             _solve(ob, chains, depsgraph, reason="Per-frame")
-            # The live handler need not solve the same inputs again.
-            runtime.last_inputs[key] = _fingerprint(ob, _chains(ob, LIVE_MODES), depsgraph)
+            # The live handler need not solve the same inputs again (a Live chain's stay as
+            # it last solved them: the next edit catches it up).
+            runtime.last_inputs[key] = live_inputs.solved_now(
+                runtime.last_inputs.get(key), live_inputs.fingerprints(ob, _chains(ob, LIVE_MODES), depsgraph), chains
+            )
 
         _run_guarded(ob, "Per-frame solve", work)
 

@@ -65,6 +65,50 @@ def spec_limit(limits) -> spec.JointLimit:
     return spec.FreeLimit(stiffness=limits.stiffness)
 
 
+def settings_key(group) -> tuple:
+    """Every setting of a property group (recursively) as plain values: the cache key of its limit.
+
+    Reading the values is several times cheaper than validating them into a rig-spec limit
+    (a polygon's convexity check, ~1 ms a window), which then happens only when a setting
+    changed. UI-only selections (``active_*_index``) are left out.
+    """
+    fields = _FIELDS.get(type(group))
+    if fields is None:
+        fields = _FIELDS[type(group)] = tuple(
+            (prop.identifier, prop.type == "COLLECTION", getattr(prop, "is_array", False))
+            for prop in group.bl_rna.properties
+            if prop.identifier not in ("rna_type", "name") and not prop.identifier.endswith("_index")
+        )
+    values = []
+    for name, is_collection, is_array in fields:
+        value = getattr(group, name)
+        if is_collection:
+            value = tuple(settings_key(item) for item in value)
+        elif is_array:
+            value = tuple(value)
+        values.append(value)
+    return tuple(values)
+
+
+_FIELDS: dict = {}
+_SPEC_CACHE_SIZE = 1024
+_spec_cache: dict = {}  # settings_key -> rig-spec limit (valid settings only)
+
+
+def cached_spec_limit(limits) -> spec.JointLimit:
+    """``spec_limit`` of a pose bone's ``quat_ik`` settings, validated once per distinct
+    settings: Live posing and the panel read a rig's limits on every update. Invalid
+    settings raise RigSpecError every time (they are not cached)."""
+    key = settings_key(limits)
+    found = _spec_cache.get(key)
+    if found is None:
+        found = spec_limit(limits)
+        if len(_spec_cache) >= _SPEC_CACHE_SIZE:
+            _spec_cache.clear()
+        _spec_cache[key] = found
+    return found
+
+
 @functools.lru_cache(maxsize=1024)
 def _solver_limit(limit: spec.JointLimit, clamp_mode: str):
     # Live posing rebuilds the chain on every update; equal settings give the same solver
@@ -75,7 +119,7 @@ def _solver_limit(limit: spec.JointLimit, clamp_mode: str):
 def bone_limit(bone_name: str, limits, *, clamp_mode: str = "closest"):
     """The solver limit for one pose bone's settings; ChainError naming the bone if invalid."""
     try:
-        return _solver_limit(spec_limit(limits), clamp_mode)
+        return _solver_limit(cached_spec_limit(limits), clamp_mode)
     except (spec.RigSpecError, ValueError) as error:
         raise ChainError(f"Bone '{bone_name}' has invalid joint limits: {error}") from None
 

@@ -8,7 +8,7 @@ Three stages, so everything but the last runs (and is tested) without a GPU:
    through it. Nothing for other objects or modes.
 2. :func:`bone_overlay` — one bone's meshes in its limit frame (joint at the origin, bone
    along +Y) plus the 4×4 world matrix of that frame. The settings are validated into a
-   rig-spec limit once per distinct settings (:data:`_limit_cache`). Window, outline and
+   rig-spec limit once per distinct settings (``limit_conversion.cached_spec_limit``). Window, outline and
    hinge meshes depend only on the limit and the bone length, so they are cached
    (:data:`_static_cache`); the twist arc and direction follow the pose and are rebuilt
    when it changed, exactly as :func:`overlay_geometry.limit_overlay` builds them (a test
@@ -103,7 +103,6 @@ def unregister() -> None:
     _batch_cache.clear()
     _shaders.clear()
     _static_cache.clear()
-    _limit_cache.clear()
     _pose_cache.clear()
 
 
@@ -212,50 +211,14 @@ def bone_overlay(ob, pose_bone) -> BoneOverlay | None:
     )
 
 
-def settings_key(group) -> tuple:
-    """Every setting of a property group (recursively) as plain values: the cache key of its limit.
-
-    Reading the values is several times cheaper than validating them into a rig-spec limit
-    (a polygon's convexity check), which then happens only when a setting changed. UI-only
-    selections (``active_*_index``) are left out.
-    """
-    fields = _FIELDS.get(type(group))
-    if fields is None:
-        fields = _FIELDS[type(group)] = tuple(
-            (prop.identifier, prop.type == "COLLECTION", getattr(prop, "is_array", False))
-            for prop in group.bl_rna.properties
-            if prop.identifier not in ("rna_type", "name") and not prop.identifier.endswith("_index")
-        )
-    values = []
-    for name, is_collection, is_array in fields:
-        value = getattr(group, name)
-        if is_collection:
-            value = tuple(settings_key(item) for item in value)
-        elif is_array:
-            value = tuple(value)
-        values.append(value)
-    return tuple(values)
-
-
-_FIELDS: dict = {}
-_limit_cache: dict = {}  # settings_key -> rig-spec limit, or the error message of invalid settings
-
-
 def _spec_limit_cached(limits):
-    """The rig-spec limit of a bone's settings (validated once per distinct settings), or an error str."""
-    from .limit_conversion import spec_limit
+    """The rig-spec limit of a bone's settings, or the error message of invalid settings."""
+    from .limit_conversion import cached_spec_limit
 
-    key = settings_key(limits)
-    found = _limit_cache.get(key)
-    if found is None:
-        try:
-            found = spec_limit(limits)
-        except ValueError as error:  # RigSpecError
-            found = str(error)
-        if len(_limit_cache) >= _STATIC_CACHE_SIZE:
-            _limit_cache.clear()
-        _limit_cache[key] = found
-    return found
+    try:
+        return cached_spec_limit(limits)
+    except ValueError as error:  # RigSpecError
+        return str(error)
 
 
 def static_meshes(limit, bone_length: float) -> tuple[tuple, object, tuple]:

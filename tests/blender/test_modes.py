@@ -7,3 +7,7 @@ pytestmark = pytest.mark.bpy
 
 def test_live_and_per_frame_modes(run_session):
     run_session("live_and_frame.py")
+
+
+def test_live_solves_only_the_chains_whose_inputs_changed(run_session):
+    run_session("live_chains.py")

@@ -1,0 +1,104 @@
+"""What a Live update must solve: the chains whose inputs changed, and the chains below them.
+
+Each chain's inputs are summed up by ``rig_reader.input_fingerprint`` (matrices only, cheap);
+the handlers keep the fingerprints a chain was last solved with, under the settings
+generation they were read in (``runtime.generation``: a changed setting, undo or a loaded
+file solves every chain again). Dragging one hand's target then solves that arm alone, not
+every chain of the character.
+
+A chain hanging below a solved one (an arm on a spine chain), or aiming at a bone that
+does, is solved with it: ``chain_solve`` corrects its inputs by how the chains before it
+moved, within the same update, where its own fingerprint (read before the solve) has not
+changed yet.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import rig_reader, runtime
+from .errors import ChainError
+
+
+class Fingerprints(NamedTuple):
+    """An armature's solved-from inputs: the settings generation and, per chain (by its place,
+    name and tip), its input fingerprint or why it cannot be read."""
+
+    generation: int
+    chains: dict
+
+
+def chain_key(index: int, chain) -> tuple:
+    return (index, chain.name, chain.tip_bone)
+
+
+def fingerprints(ob, chains, depsgraph) -> Fingerprints:
+    found = {}
+    for index, chain in enumerate(chains):
+        try:
+            found[chain_key(index, chain)] = rig_reader.input_fingerprint(ob, chain, depsgraph)
+        except ChainError as error:
+            found[chain_key(index, chain)] = str(error)
+    return Fingerprints(runtime.generation, found)
+
+
+def _changed(chains, now: Fingerprints, before: Fingerprints | None) -> set[int]:
+    """Places of the chains whose inputs differ from ``before`` (all of them after a settings
+    change, or when nothing was solved before)."""
+    if before is None or before.generation != now.generation:
+        return set(range(len(chains)))
+    return {
+        index
+        for index, chain in enumerate(chains)
+        if before.chains.get(chain_key(index, chain)) != now.chains[chain_key(index, chain)]
+    }
+
+
+def _upstream_bones(ob, chain) -> set[str]:
+    """Bones of ``ob`` whose motion moves this chain's inputs: the ancestors of its root bone
+    and, for a target, orientation target or pole on ``ob`` itself, that bone and its own."""
+    bones = ob.data.bones
+    names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
+    starts = [bones[names[0]].parent]
+    for target, bone in (
+        (chain.target_object, chain.target_bone),
+        (chain.orientation_object, chain.orientation_bone),
+        (chain.pole_object, chain.pole_bone),
+    ):
+        if target == ob and bone:
+            starts.append(bones.get(bone))
+    upstream = set()
+    for bone in starts:
+        while bone is not None and bone.name not in upstream:
+            upstream.add(bone.name)
+            bone = bone.parent
+    return upstream
+
+
+def chains_to_solve(ob, chains, now: Fingerprints, before: Fingerprints | None) -> list:
+    """The chains (priority order) whose inputs changed since ``before``, and every later
+    chain whose inputs move with one solved before it. A chain that cannot be read is
+    left to its own fingerprint."""
+    changed = _changed(chains, now, before)
+    moved: set[str] = set()
+    chosen = []
+    for index, chain in enumerate(chains):
+        try:
+            names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
+            below_moved = bool(moved) and not moved.isdisjoint(_upstream_bones(ob, chain))
+        except ChainError:
+            names, below_moved = (), False
+        if index in changed or below_moved:
+            chosen.append(chain)
+            moved.update(names)
+    return chosen
+
+
+def solved_now(before: Fingerprints | None, now: Fingerprints, solved) -> Fingerprints:
+    """What the chains were last solved with after ``solved`` (a Per Frame solve) were solved
+    from ``now``: the others keep what they had ``before`` (nothing, after a settings change)."""
+    solved_names = {(chain.name, chain.tip_bone) for chain in solved}
+    kept = before.chains if before is not None and before.generation == now.generation else {}
+    merged = {key: kept[key] for key in now.chains if key in kept}
+    merged.update({key: value for key, value in now.chains.items() if key[1:] in solved_names})
+    return Fingerprints(now.generation, merged)

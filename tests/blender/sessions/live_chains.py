@@ -1,0 +1,170 @@
+"""Session: a Live update solves only the chains whose inputs changed, and the chains that
+hang below one it solves; a Live chain on an armature with Per Frame chains catches up with
+a frame change at the next edit.
+
+argv: WORKDIR
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import bpy
+
+from tests.blender.sessions.common import Checks, add_chain, effector_world, empty, reset_scene, submodule
+
+workdir = Path(sys.argv[1])
+checks = Checks("Live solves the chains whose inputs changed")
+runtime = submodule("runtime")
+reset_scene()
+
+
+def update() -> None:
+    bpy.context.view_layer.update()
+
+
+def rotations(ob, names) -> list:
+    return [tuple(ob.pose.bones[name].rotation_quaternion) for name in names]
+
+
+def reach_error(ob, tip: str, target) -> float:
+    return (effector_world(ob, tip) - target.matrix_world.translation).length
+
+
+# A spine of two bones with an arm of two bones on each side of its top.
+armature = bpy.data.armatures.new("Body")
+body = bpy.data.objects.new("Body", armature)
+bpy.context.scene.collection.objects.link(body)
+bpy.context.view_layer.objects.active = body
+bpy.ops.object.mode_set(mode="EDIT")
+layout = {
+    "S0": ((0, 0, 0), (0, 0, 1), None),
+    "S1": ((0, 0, 1), (0, 0, 2), "S0"),
+    "L0": ((0, 0, 2), (1, 0, 2), "S1"),
+    "L1": ((1, 0, 2), (2, 0, 2), "L0"),
+    "R0": ((0, 0, 2), (-1, 0, 2), "S1"),
+    "R1": ((-1, 0, 2), (-2, 0, 2), "R0"),
+}
+for name, (head, tail, parent) in layout.items():
+    bone = armature.edit_bones.new(name)
+    bone.head, bone.tail = head, tail
+    if parent:
+        bone.parent = armature.edit_bones[parent]
+        bone.use_connect = name in ("S1", "L1", "R1")
+bpy.ops.object.mode_set(mode="OBJECT")
+
+spine_target = empty("SpineTarget", (0.3, 0.2, 1.9))
+left_target = empty("LeftTarget", (1.5, 0.6, 2.3))
+right_target = empty("RightTarget", (-1.4, -0.5, 1.6))
+bystander = empty("Bystander", (5, 5, 5))
+for tip, target in (("S1", "SpineTarget"), ("L1", "LeftTarget"), ("R1", "RightTarget")):
+    result = add_chain(body, tip, 2, target, mode="LIVE")
+    checks.check(f"chain on {tip} added (Live)", result == {"FINISHED"}, result)
+update()
+spine, left, right = body.quat_ik.chains
+checks.check(
+    "chains in priority order spine, left, right", [c.tip_bone for c in (spine, left, right)] == ["S1", "L1", "R1"]
+)
+
+# ---- one hand's target moves: that arm alone is solved
+runtime.stats.clear()
+right_before = rotations(body, ("R0", "R1"))
+spine_before = rotations(body, ("S0", "S1"))
+left_target.location = (1.3, 0.9, 2.6)
+update()
+checks.check(
+    "one solve with one chain in it",
+    (runtime.stats["solves"], runtime.stats["chains_solved"]) == (1, 1),
+    dict(runtime.stats),
+)
+checks.check(
+    "the left arm follows its target", reach_error(body, "L1", left_target) < 1e-3, reach_error(body, "L1", left_target)
+)
+checks.check(
+    "the right arm and the spine are not touched",
+    rotations(body, ("R0", "R1")) == right_before and rotations(body, ("S0", "S1")) == spine_before,
+)
+
+# A pose given by hand to a chain whose inputs did not change stays while another chain solves.
+body.pose.bones["R0"].rotation_quaternion = (0.96, 0.0, 0.28, 0.0)
+update()
+hand_made = rotations(body, ("R0", "R1"))
+left_target.location.x += 0.1
+update()
+checks.check(
+    "a hand-posed chain whose inputs did not change keeps its pose", rotations(body, ("R0", "R1")) == hand_made
+)
+
+# ---- the spine's target moves: the spine is solved, and both arms with it (they hang below it)
+runtime.stats.clear()
+spine_target.location = (0.4, 0.3, 1.8)
+update()
+checks.check(
+    "one solve with all three chains in it",
+    (runtime.stats["solves"], runtime.stats["chains_solved"]) == (1, 3),
+    dict(runtime.stats),
+)
+errors = {
+    tip: reach_error(body, tip, target)
+    for tip, target in (("S1", spine_target), ("L1", left_target), ("R1", right_target))
+}
+checks.check(
+    "the spine and both arms on it reach their targets in that one update", max(errors.values()) < 1e-3, errors
+)
+runtime.stats.clear()
+for _ in range(3):
+    update()
+checks.check("nothing more to solve after it", runtime.stats["solves"] == 0, dict(runtime.stats))
+
+# ---- Per Frame on one chain, Live on another: a frame change solves the Per Frame chain;
+# the Live chain, whose animated target moved, catches up at the next edit anywhere
+left.mode = "PER_FRAME"
+right_target.location = (-1.4, -0.5, 1.6)
+right_target.keyframe_insert("location", frame=1)
+right_target.location = (-1.1, 0.7, 2.4)
+right_target.keyframe_insert("location", frame=10)
+scene = bpy.context.scene
+scene.frame_set(1)
+update()
+bystander.location.x += 1.0  # Live catches up with frame 1
+update()
+checks.check(
+    "the Live arm reaches its animated target at frame 1",
+    reach_error(body, "R1", right_target) < 1e-3,
+    reach_error(body, "R1", right_target),
+)
+scene.frame_set(10)
+still = reach_error(body, "R1", right_target)
+checks.check("a frame change alone leaves the Live arm (no depsgraph update for it)", still > 0.1, still)
+bystander.location.x += 1.0
+update()
+error = reach_error(body, "R1", right_target)
+checks.check("the next edit anywhere catches the Live arm up", error < 1e-3, error)
+
+# ---- as in a window (a Live update solves lightly, a timer finishes what it left short):
+# another chain's update does not forget a chain still waiting for its full solve
+handlers = submodule("handlers")
+left.mode = "LIVE"
+right_target.animation_data_clear()
+update()
+runtime.finish_at_rest = True
+right_target.location = (-4.0, 0.0, 2.0)  # out of the arm's reach
+update()
+waiting = runtime.resting_due.get(body.name_full)
+checks.check(
+    "an arm short of its target waits for its full solve", waiting is not None and waiting[2] == ("R1",), waiting
+)
+left_target.location.z -= 0.1
+update()
+waiting = runtime.resting_due.get(body.name_full)
+checks.check(
+    "... and still waits after the other arm was solved",
+    left.status_converged and waiting is not None and waiting[2] == ("R1",),
+    (left.status_converged, waiting),
+)
+runtime.stats.clear()
+handlers.run_resting(now=time.monotonic() + 1.0)
+checks.check("the resting solve runs", runtime.stats["resting_solves"] == 1, dict(runtime.stats))
+runtime.finish_at_rest = None
+
+checks.close()
