@@ -24,7 +24,7 @@ import numpy as np
 
 from ..solver import quaternion as quat
 from ..solver.pose_curves import blend
-from . import solve_adapter
+from . import solve_adapter, solve_cache
 from .errors import ChainError
 from .rig_reader import ChainRig, FrameInputs
 
@@ -176,7 +176,7 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
         start=inputs.rotations if job.warm_start else None,
         sequence=job.sequence,
     )
-    outcome = solve_adapter.solve(rig.chain, request, job.options)
+    outcome = solve_cache.solve(rig.chain, request, job.options)
     if inputs.influence is not None and np.any(inputs.influence < 1.0):
         # Blended before a later chain's corrections are taken: those see the pose written.
         own = inputs.rotations if job.own_rotations is None else job.own_rotations

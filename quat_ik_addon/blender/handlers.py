@@ -17,6 +17,7 @@ no event loop runs timers, so there every update is a full solve
 
 from __future__ import annotations
 
+import sys
 import time
 
 import bpy
@@ -198,6 +199,9 @@ def on_load_post(*_args) -> None:
     """Runs after a file loads. Forgets what was solved in the previous file; writes nothing."""
     runtime.forget_all()
     runtime.own_poses.clear()  # (undo keeps them: a bone still holding what was written checks itself)
+    solve_cache = sys.modules.get(f"{__package__}.solve_cache")  # imported once something solved
+    if solve_cache is not None:
+        solve_cache.clear()  # (keyed by the inputs, never stale: this only frees the memory)
 
 
 @persistent

@@ -9,6 +9,7 @@ first bone's parent (armature space when it has none), is where targets are give
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -16,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
-from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike
+from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike, parameter_key
 
 Array = NDArray[np.float64]
 
@@ -111,6 +112,19 @@ class Chain:
     def limit_groups(self) -> tuple[tuple[JointLimit, NDArray[np.intp]], ...]:
         """(limit, bones) for each set of bones whose limits are alike: one call clamps them all."""
         return group_alike(self.limits)
+
+    @cached_property
+    def fingerprint(self) -> bytes:
+        """A digest of everything a solve reads from the chain (bones, rest frames, lengths,
+        effector offset, limits by value): equal chains have equal fingerprints."""
+        digest = hashlib.blake2b(digest_size=16)
+        for name in self.bone_names:
+            digest.update(name.encode() + b"\0")
+        for array in (self.rest_rotations, self.rest_offsets, self.lengths, self.effector_offset):
+            digest.update(array.tobytes())
+        for limit, bones in self.limit_groups:
+            digest.update(repr(parameter_key(limit)).encode() + bones.tobytes())
+        return digest.digest()
 
     @cached_property
     def hinge_bones(self) -> NDArray[np.intp]:

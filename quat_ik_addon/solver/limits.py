@@ -320,15 +320,15 @@ def _turn_step(q: Array, now: Array, wanted: Array, weights: Array, stiffness: f
 JointLimit = FreeJoint | FixedJoint | HingeJoint | BallJoint
 
 
-def _parameter_key(value) -> Hashable:
+def parameter_key(value) -> Hashable:
     """A hashable stand-in for a limit's parameters, compared by value (arrays by their bytes)."""
     if isinstance(value, np.ndarray):
         return (value.dtype.str, value.shape, value.tobytes())
     if dataclasses.is_dataclass(value):
         fields = dataclasses.fields(value)
-        return (type(value), *(_parameter_key(getattr(value, f.name)) for f in fields if f.init))
+        return (type(value), *(parameter_key(getattr(value, f.name)) for f in fields if f.init))
     if isinstance(value, tuple | list):
-        return tuple(_parameter_key(item) for item in value)
+        return tuple(parameter_key(item) for item in value)
     return value
 
 
@@ -340,7 +340,7 @@ def group_alike(limits: Sequence[JointLimit]) -> tuple[tuple[JointLimit, NDArray
     keys: dict[int, Hashable] = {}  # one key per distinct object: a shared limit is keyed once
     for index, limit in enumerate(limits):
         if id(limit) not in keys:
-            keys[id(limit)] = _parameter_key(limit)
+            keys[id(limit)] = parameter_key(limit)
         key = keys[id(limit)]
         groups.setdefault(key, (limit, []))[1].append(index)
     return tuple((limit, np.array(indices, dtype=np.intp)) for limit, indices in groups.values())

@@ -11,3 +11,7 @@ def test_live_and_per_frame_modes(run_session):
 
 def test_live_solves_only_the_chains_whose_inputs_changed(run_session):
     run_session("live_chains.py")
+
+
+def test_per_frame_solves_are_remembered_by_their_inputs(run_session):
+    run_session("frame_cache.py")

@@ -161,3 +161,38 @@ def test_batched_and_single_solves_agree(rng):
         # which can shift the sweep at which a solve stops by one).
         assert single.converged[0] == batched.converged[i]
         assert np.max(quat.angle_between(single.rotations[0], batched.rotations[i])) < 1e-5
+
+
+def test_chain_fingerprint_changes_with_everything_a_solve_reads():
+    base = reference_chains.arm3()
+    assert base.fingerprint == reference_chains.arm3().fingerprint  # by value, not identity
+    elbow = HingeJoint(np.array([1.0, 0.0, 0.0]), AngleRange(0.0, np.radians(149.0)))  # 150° in arm3
+    changed = {
+        "a limit": Chain(
+            base.bone_names,
+            base.rest_rotations,
+            base.rest_offsets,
+            base.lengths,
+            (base.limits[0], elbow, base.limits[2]),
+        ),
+        "a clamp mode": reference_chains.arm3(clamp_mode="boundary"),
+        "a rest frame": Chain(
+            base.bone_names,
+            quat.normalize(base.rest_rotations + np.array([0.0, 0.0, 1e-6, 0.0])),
+            base.rest_offsets,
+            base.lengths,
+            base.limits,
+        ),
+        "a length": Chain(base.bone_names, base.rest_rotations, base.rest_offsets, base.lengths * 1.001, base.limits),
+        "the effector offset": Chain(
+            base.bone_names,
+            base.rest_rotations,
+            base.rest_offsets,
+            base.lengths,
+            base.limits,
+            effector_offset=np.array([0.0, 0.0, 0.01]),
+        ),
+        "a name": Chain(("a", "b", "c"), base.rest_rotations, base.rest_offsets, base.lengths, base.limits),
+    }
+    for what, chain in changed.items():
+        assert chain.fingerprint != base.fingerprint, what
