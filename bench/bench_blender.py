@@ -13,7 +13,10 @@ frames, it measures:
   measured by the same code;
 * the wrap: every case is whole laps of the closed path, so a looping playback turns each
   joint from the last frame's pose into the first's; measured for both bakes, and for one lap
-  Quat IK also bakes with *Cyclic* (``solver.cycles``).
+  Quat IK also bakes with *Cyclic* (``solver.cycles``);
+* Live on a character: the sample rig ``rigify_human`` (four chains with polygon windows, and
+  Blender's IK constraint on the same bones and targets), one depsgraph update after one
+  hand's target moved and after the whole character moved.
 
 Both get the same limits: each joint a ball whose swing lies in an elliptic cone (50° toward
 local X, 35° toward local Z) with twist within ±30°. Blender's IK expresses this as Z limits
