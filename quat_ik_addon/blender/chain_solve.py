@@ -66,7 +66,7 @@ class ChainJob:
     rig: ChainRig
     options: solve_adapter.SolverOptions
     inputs: StackedInputs
-    warm_start: bool = False  # start from the current pose (live) rather than from rest
+    warm_start: bool = False  # start from the current pose (live) rather than a fixed one
     sequence: bool = False  # frames follow each other (bake): keep the pose continuous
     # The bones' own pose the chain's Influence (``inputs.influence``) blends the solved pose
     # with: by default the rotations read (a bake's keys); Live and Per Frame remember it.

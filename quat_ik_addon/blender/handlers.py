@@ -167,8 +167,8 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
 def on_frame_change_post(scene, depsgraph=None) -> None:
     """Runs after every frame change (playback, scrubbing, ``frame_set``, each rendered frame).
 
-    Solves Per Frame chains from rest, so a frame always gets the same pose whatever frame
-    came before (playback and a render of one frame agree). Must not raise and must not
+    Solves Per Frame chains from a fixed start (``solve_adapter.cold_start``), so a frame
+    always gets the same pose whatever frame came before (playback and a render of one frame agree). Must not raise and must not
     change the frame; writes only rotations that changed. Renders started from the UI run
     it beside the render: enable Render > Lock Interface there, as for any handler that
     changes data (``blender --background -a`` needs nothing).

@@ -370,8 +370,11 @@ class QUATIK_OT_solve(bpy.types.Operator):
         items=(("ACTIVE", "Active", "The chain selected in the panel"), ("ALL", "All", "Every enabled chain")),
     )
     from_rest: BoolProperty(
-        name="From Rest",
-        description="Start from the rest pose instead of the current pose (the result then does not depend on it)",
+        name="From Neutral Pose",
+        description=(
+            "Start from the middle of every joint's limits instead of the current pose (the result then "
+            "does not depend on it; Per Frame mode solves so)"
+        ),
     )
 
     @classmethod

@@ -76,7 +76,7 @@ def solve_current_frame(
     """Solve ``chains`` (priority order) of armature ``ob`` at the current frame.
 
     ``warm_start`` is a bool or a function of the chain: start from the current pose (live
-    posing) rather than from rest (deterministic, as per-frame mode and baking do); such a
+    posing) rather than from a fixed start (deterministic, as per-frame mode and baking do); such a
     chain solves with ``effort``. With ``record`` each chain's status is stored on it (call
     ``record_status`` later otherwise).
     """

@@ -1,7 +1,7 @@
-"""Solves from rest remembered by their inputs, so playing frames again costs no solving.
+"""Solves from a fixed start remembered by their inputs, so playing frames again costs no solving.
 
-A Per Frame chain (and *Solve Now* from rest) solves each frame from the rest pose, so the
-outcome is a function of the solve's inputs alone: the chain (``Chain.fingerprint``: bones,
+A Per Frame chain (and *Solve Now* from its neutral pose) solves each frame from the same
+start (``solve_adapter.cold_start``), so the outcome is a function of the solve's inputs alone: the chain (``Chain.fingerprint``: bones,
 rest frames, lengths, limits), the goals, poles and pole angles in its root frame, and the
 solver options. A digest of them keys the outcome: a frame played before is answered from
 here, and anything that changes an input (a moved target, a parent, an edited limit or
@@ -30,7 +30,7 @@ stats: Counter = Counter()  # "hits" and "misses", for tests and the benchmark
 
 
 def request_key(chain: Chain, request: solve_adapter.SolveRequest, options: solve_adapter.SolverOptions):
-    """The digest of a solve from rest's inputs; None for a solve that is not one."""
+    """The digest of a solve's inputs when it starts from the fixed start; else None."""
     if request.start is not None or request.sequence or options.learned_starts is not None:
         return None
     digest = hashlib.blake2b(chain.fingerprint, digest_size=16)

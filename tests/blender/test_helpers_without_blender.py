@@ -13,6 +13,7 @@ from quat_ik_addon.blender.keyframes import simplify
 from quat_ik_addon.blender.locks import HeldChannels, LockedComponentsJoint, LockedEulerJoint
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.limits import FreeJoint
+from quat_ik_addon.solver.settings import SolveSettings
 
 
 def _axis_matrix(axis: int, angle: float) -> np.ndarray:
@@ -159,3 +160,42 @@ def test_simplify_keeps_ends_corners_and_stays_within_tolerance() -> None:
         rebuilt = np.interp(frames, frames[keep], values[keep, channel])
         assert np.max(np.abs(rebuilt - values[:, channel])) <= 0.01 + 1e-12
     assert list(simplify(frames, np.zeros((101, 4)), 1e-6)) == [0, 100]
+
+
+def _cold_solves(chain, goals, start):
+    from quat_ik_addon.blender import solve_adapter
+
+    options = solve_adapter.SolverOptions(settings=SolveSettings(tolerance=1e-5, restarts=2))
+    outcomes = [
+        solve_adapter.solve(chain, solve_adapter.SolveRequest(positions=goals[i : i + 1], start=start), options)
+        for i in range(len(goals))
+    ]
+    return np.array([o.restarts[0] for o in outcomes]), np.array([o.converged[0] for o in outcomes])
+
+
+def test_a_solve_without_a_start_starts_from_the_middle_of_the_limits() -> None:
+    """Per Frame and Solve Now from the neutral pose: on the sample leg, whose straight rest
+    pose sits at the knee's limit, solves from rest restart for about a quarter of reachable
+    targets and from the middle of the limits for almost none."""
+    from quat_ik_addon.blender import solve_adapter
+    from quat_ik_addon.solver.rig_spec import load_rig_spec
+    from quat_ik_addon.solver.spec_chain import chain_from_rig_spec
+    from tests.helpers import REPO_ROOT
+
+    spec = load_rig_spec(REPO_ROOT / "sample_rigs" / "leg.rig.json")
+    chain = chain_from_rig_spec(spec, spec.chains[0].name)
+    centre = chain.centre_pose()
+    np.testing.assert_array_equal(solve_adapter.cold_start(chain), centre)
+    # The centre pose's own effector is met where it starts: nothing to do.
+    here = chain.forward_kinematics(centre[None]).effector
+    outcome = solve_adapter.solve(
+        chain, solve_adapter.SolveRequest(positions=here), solve_adapter.SolverOptions(settings=SolveSettings())
+    )
+    assert outcome.iterations[0] == 0 and np.allclose(outcome.rotations[0], quat.canonical(centre))
+
+    goals = chain.forward_kinematics(chain.random_poses(np.random.default_rng(3), 40)).effector
+    restarts_cold, met_cold = _cold_solves(chain, goals, None)
+    restarts_rest, met_rest = _cold_solves(chain, goals, chain.rest_pose())
+    assert met_cold.all() and met_rest.all()
+    cold, rest = np.mean(restarts_cold > 0), np.mean(restarts_rest > 0)
+    assert cold <= 0.05 and rest >= 0.15, (cold, rest)
