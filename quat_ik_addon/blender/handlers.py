@@ -69,15 +69,15 @@ def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
     return reports
 
 
-def _solve_live(ob, chains, depsgraph, fingerprint) -> None:
-    """A Live update of ``chains`` (those whose inputs changed): lightly while the inputs move,
-    when a timer can finish the job at rest."""
-    from . import pose_solve
+def _solve_live(ob, chains, changed, depsgraph, fingerprints) -> None:
+    """A Live update of ``changed`` (of the armature's ``chains``: those whose inputs changed,
+    ``fingerprints`` now): lightly while the inputs move, when a timer can finish the job at rest."""
+    from . import live_inputs, pose_solve
 
     if not runtime.finishes_at_rest(bpy.app.background):
-        _solve(ob, chains, depsgraph, reason="Live")
+        _solve(ob, changed, depsgraph, reason="Live")
         return
-    reports = _solve(ob, chains, depsgraph, reason="Live", effort=pose_solve.Effort.MOVING)
+    reports = _solve(ob, changed, depsgraph, reason="Live", effort=pose_solve.Effort.MOVING)
     # Chains short of their goals: this update's, and those an earlier update left that this
     # one did not solve (their inputs did not change).
     short = {
@@ -88,7 +88,9 @@ def _solve_live(ob, chains, depsgraph, fingerprint) -> None:
     _due, _inputs, short_before = runtime.resting_due.get(ob.name_full, (None, None, ()))
     short |= set(short_before) - {r.chain.name for r in reports}
     if short:
-        runtime.resting_due[ob.name_full] = (time.monotonic() + REST_SECONDS, fingerprint, tuple(sorted(short)))
+        # What must not change before the rest: the inputs our own writes do not move.
+        unmoved = live_inputs.unmoved_by(ob, chains, fingerprints, changed)
+        runtime.resting_due[ob.name_full] = (time.monotonic() + REST_SECONDS, unmoved, tuple(sorted(short)))
         if not bpy.app.timers.is_registered(run_resting):
             bpy.app.timers.register(run_resting, first_interval=REST_SECONDS)
     else:
@@ -112,7 +114,9 @@ def run_resting(now: float | None = None) -> float | None:
             from . import live_inputs
 
             depsgraph = bpy.context.evaluated_depsgraph_get()
-            if live_inputs.fingerprints(ob, _chains(ob, LIVE_MODES), depsgraph) != fingerprint:
+            if not live_inputs.same_inputs(
+                live_inputs.fingerprints(ob, _chains(ob, LIVE_MODES), depsgraph), fingerprint
+            ):
                 return  # changed in a way no update has solved yet: the next update decides
             unfinished = [c for c in _chains(ob, {"LIVE"}) if not c.status_converged]
             if unfinished:
@@ -158,7 +162,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
             runtime.last_inputs[key] = now
             changed = live_inputs.chains_to_solve(ob, chains, now, before)
             if changed:
-                _solve_live(ob, changed, depsgraph, now)
+                _solve_live(ob, chains, changed, depsgraph, now)
 
         _run_guarded(ob, "Live solve", work)
 

@@ -22,7 +22,7 @@ from .errors import ChainError
 
 class Fingerprints(NamedTuple):
     """An armature's solved-from inputs: the settings generation and, per chain (by its place,
-    name and tip), its input fingerprint or why it cannot be read."""
+    name and tip), its input fingerprint (own inputs, posed inputs) or why it cannot be read."""
 
     generation: int
     chains: dict
@@ -75,30 +75,62 @@ def _upstream_bones(ob, chain) -> set[str]:
     return upstream
 
 
-def chains_to_solve(ob, chains, now: Fingerprints, before: Fingerprints | None) -> list:
-    """The chains (priority order) whose inputs changed since ``before``, and every later
-    chain whose inputs move with one solved before it. A chain that cannot be read is
-    left to its own fingerprint."""
-    changed = _changed(chains, now, before)
+def _walk(ob, chains, moves) -> list[bool]:
+    """Per chain (priority order): does it hang below a chain before it for which
+    ``moves(index, chain, below)`` said True (a chain solved, whose writes move what hangs
+    below it)? A chain that cannot be read hangs below nothing and moves nothing."""
     moved: set[str] = set()
-    chosen = []
+    below_flags = []
     for index, chain in enumerate(chains):
         try:
             names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
-            below_moved = bool(moved) and not moved.isdisjoint(_upstream_bones(ob, chain))
+            below = bool(moved) and not moved.isdisjoint(_upstream_bones(ob, chain))
         except ChainError:
-            names, below_moved = (), False
-        if index in changed or below_moved:
-            chosen.append(chain)
+            names, below = (), False
+        below_flags.append(below)
+        if moves(index, chain, below):
             moved.update(names)
+    return below_flags
+
+
+def chains_to_solve(ob, chains, now: Fingerprints, before: Fingerprints | None) -> list:
+    """The chains (priority order) whose inputs changed since ``before``, and every later
+    chain whose inputs move with one solved before it."""
+    changed = _changed(chains, now, before)
+    chosen = []
+
+    def moves(index, chain, below):
+        if index in changed or below:
+            chosen.append(chain)
+            return True
+        return False
+
+    _walk(ob, chains, moves)
     return chosen
 
 
-def solved_now(before: Fingerprints | None, now: Fingerprints, solved) -> Fingerprints:
-    """What the chains were last solved with after ``solved`` (a Per Frame solve) were solved
-    from ``now``: the others keep what they had ``before`` (nothing, after a settings change)."""
-    solved_names = {(chain.name, chain.tip_bone) for chain in solved}
-    kept = before.chains if before is not None and before.generation == now.generation else {}
-    merged = {key: kept[key] for key in now.chains if key in kept}
-    merged.update({key: value for key, value in now.chains.items() if key[1:] in solved_names})
-    return Fingerprints(now.generation, merged)
+def unmoved_by(ob, chains, now: Fingerprints, solved) -> Fingerprints:
+    """``now`` less what writing the pose of ``solved`` moves: the posed part of the chains
+    that hang below one of them. What is left still says whether anything else has changed
+    after the write (``same_inputs``)."""
+    solved_ids = {id(chain) for chain in solved}
+    below = _walk(ob, chains, lambda _index, chain, _below: id(chain) in solved_ids)
+    kept = {}
+    for index, chain in enumerate(chains):
+        key = chain_key(index, chain)
+        value = now.chains[key]
+        kept[key] = (value[0], None) if below[index] and isinstance(value, tuple) else value
+    return Fingerprints(now.generation, kept)
+
+
+def same_inputs(now: Fingerprints, kept: Fingerprints) -> bool:
+    """Whether the inputs ``kept`` (``unmoved_by``) are the same ``now``."""
+    if now.generation != kept.generation or now.chains.keys() != kept.chains.keys():
+        return False
+    for key, value in kept.chains.items():
+        current = now.chains[key]
+        if isinstance(value, tuple) and value[1] is None:
+            current = (current[0], None) if isinstance(current, tuple) else current
+        if current != value:
+            return False
+    return True

@@ -334,27 +334,31 @@ def _matrix_bytes(matrix) -> bytes:
     return np.array(matrix, dtype=float).tobytes()
 
 
-def input_fingerprint(ob, chain, depsgraph) -> bytes:
-    """Cheap bytes that change whenever anything ``chain`` is solved from changes.
+def input_fingerprint(ob, chain, depsgraph) -> tuple[bytes, bytes]:
+    """Cheap bytes that change whenever anything ``chain`` is solved from changes, in two
+    parts: (its own inputs, the inputs that move with the armature's pose).
 
-    Reads only matrices (no chain building): the armature's world matrix, the root parent's
-    pose, the target (and orientation target), and the chain bones' rest matrices, pose
-    location and scale; and the chain's Influence and Pole Angle. Our own rotation writes do not change it, so a live chain never
-    re-solves because of itself. Raises ChainError when the chain cannot be read.
+    Reads only matrices (no chain building): the armature's world matrix, the target (and
+    orientation target and pole), the chain bones' rest matrices, pose location and scale,
+    and the chain's Influence and Pole Angle; in the second part, the root parent's pose and
+    target bones of this armature, which solving other chains of it moves. Our own rotation
+    writes do not change it, so a live chain never re-solves because of itself. Raises
+    ChainError when the chain cannot be read.
     """
     ob_eval = evaluated(ob, depsgraph)
     names = chain_bone_names(ob, chain.tip_bone, chain.chain_length)
     # Influence and Pole Angle may be animated: a frame change alone then calls for a new solve.
-    parts = [chain.name.encode(), _matrix_bytes(ob_eval.matrix_world), _matrix_bytes(chain.influence)]
-    parts.append(_matrix_bytes(chain.pole_angle))
+    own = [chain.name.encode(), _matrix_bytes(ob_eval.matrix_world), _matrix_bytes(chain.influence)]
+    own.append(_matrix_bytes(chain.pole_angle))
+    posed = []
     bones = ob_eval.data.bones
     pose_bones = ob_eval.pose.bones
     parent = bones[names[0]].parent
     if parent is not None:
-        parts.append(_matrix_bytes(pose_bones[parent.name].matrix))
+        posed.append(_matrix_bytes(pose_bones[parent.name].matrix))
     for name in names:
         pose_bone = pose_bones[name]
-        parts += [
+        own += [
             _matrix_bytes(bones[name].matrix_local),
             _matrix_bytes(pose_bone.location),
             _matrix_bytes(pose_bone.scale),
@@ -366,16 +370,16 @@ def input_fingerprint(ob, chain, depsgraph) -> bytes:
     )
     for target, bone in inputs:
         if target is None:
-            parts.append(b"-")
+            own.append(b"-")
             continue
         target_eval = evaluated(target, depsgraph)
-        parts.append(_matrix_bytes(target_eval.matrix_world))
+        own.append(_matrix_bytes(target_eval.matrix_world))
         if bone:
             pose_bone = target_eval.pose.bones.get(bone) if target_eval.pose is not None else None
             if pose_bone is None:
                 raise ChainError(f"Target bone '{bone}' not found in '{target.name}' (renamed or deleted?)")
-            parts.append(_matrix_bytes(pose_bone.matrix))
-    return b"".join(parts)
+            (posed if target == ob else own).append(_matrix_bytes(pose_bone.matrix))
+    return b"".join(own), b"".join(posed)
 
 
 def check_new_chain(ob, tip_bone: str, chain_length: int, target_object, target_bone: str | None) -> tuple[str, ...]:

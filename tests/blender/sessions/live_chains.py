@@ -162,6 +162,34 @@ checks.check(
 runtime.stats.clear()
 handlers.run_resting(now=time.monotonic() + 1.0)
 checks.check("the resting solve runs", runtime.stats["resting_solves"] == 1, dict(runtime.stats))
+
+# An arm short of its target below the spine: dragging the spine's target solves both, and
+# writing the spine moves the arm's inputs; that is no reason to skip the arm's full solve.
+spine_target.location.x += 0.05
+update()
+waiting = runtime.resting_due.get(body.name_full)
+checks.check(
+    "the arm below the dragged spine waits for its full solve", waiting is not None and "R1" in waiting[2], waiting
+)
+right_target.location.x += 0.05  # moved, not yet evaluated
+runtime.stats.clear()
+handlers.run_resting(now=time.monotonic() + 1.0)
+checks.check(
+    "no full solve for inputs moved since the last update", runtime.stats["resting_solves"] == 0, dict(runtime.stats)
+)
+update()
+runtime.stats.clear()
+handlers.run_resting(now=time.monotonic() + 1.0)
+checks.check("... and one once they rest", runtime.stats["resting_solves"] == 1, dict(runtime.stats))
+spine_target.location.x -= 0.05
+update()
+runtime.stats.clear()
+handlers.run_resting(now=time.monotonic() + 1.0)
+checks.check(
+    "also after a drag of the spine alone, whose write moves the arm",
+    runtime.stats["resting_solves"] == 1,
+    dict(runtime.stats),
+)
 runtime.finish_at_rest = None
 
 checks.close()
