@@ -9,7 +9,10 @@ every chain of the character.
 A chain hanging below a solved one (an arm on a spine chain), or aiming at a bone that
 does, is solved with it: ``chain_solve`` corrects its inputs by how the chains before it
 moved, within the same update, where its own fingerprint (read before the solve) has not
-changed yet.
+changed yet. Writing the solved pose then moves the posed part of those chains' inputs (the
+root parent's pose, target bones of the armature): the Live timer, which finishes a chain
+left short once the inputs rest, compares only what our writes do not move
+(``unmoved_by``, ``same_inputs``).
 """
 
 from __future__ import annotations
