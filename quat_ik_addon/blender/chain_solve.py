@@ -36,7 +36,6 @@ class StackedInputs:
     object_world: np.ndarray  # (F, 4, 4)
     root_parent_armature: np.ndarray  # (F, 4, 4)
     target_world: np.ndarray  # (F, 4, 4)
-    target_armature: np.ndarray | None  # (F, 4, 4)
     rotations: np.ndarray  # (F, n, 4)
     orientation_world: np.ndarray | None  # (F, 4, 4)
     pole_world: np.ndarray | None = None  # (F, 4, 4)
@@ -50,7 +49,6 @@ class StackedInputs:
             object_world=np.stack([f.object_world for f in frames]),
             root_parent_armature=np.stack([f.root_parent_armature for f in frames]),
             target_world=np.stack([f.target_world for f in frames]),
-            target_armature=None if first.target_armature is None else np.stack([f.target_armature for f in frames]),
             rotations=np.stack([f.rotations for f in frames]),
             orientation_world=None
             if first.orientation_world is None
@@ -122,14 +120,28 @@ class _Corrections:
         self.bones = armature.data.bones
         self.by_bone: dict[str, np.ndarray] = {}
 
-    def apply(self, bone_name: str | None, matrices: np.ndarray) -> np.ndarray:
+    def of(self, bone_name: str | None) -> np.ndarray | None:
+        """(F, 4, 4) how the bone moved (armature space), by the nearest solved bone at or
+        above it; None when none of them was solved."""
         bone = self.bones.get(bone_name) if bone_name is not None else None
         while bone is not None:
             correction = self.by_bone.get(bone.name)
             if correction is not None:
-                return correction @ matrices
+                return correction
             bone = bone.parent
-        return matrices
+        return None
+
+    def apply(self, bone_name: str | None, matrices: np.ndarray) -> np.ndarray:
+        correction = self.of(bone_name)
+        return matrices if correction is None else correction @ matrices
+
+    def moved(self, anchor: str | None, object_world: np.ndarray, world: np.ndarray | None) -> np.ndarray | None:
+        """World matrices (F, 4, 4) of something that moves with bone ``anchor``, moved as
+        that bone was (unchanged when it was not)."""
+        correction = self.of(anchor)
+        if world is None or correction is None:
+            return world
+        return object_world @ correction @ np.linalg.inv(object_world) @ world
 
 
 def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
@@ -156,18 +168,20 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
     parent_old = inputs.root_parent_armature
     parent = corrections.apply(rig.root_parent, parent_old)
     root_world = inputs.object_world @ parent
-    target_world = inputs.target_world
-    if inputs.target_armature is not None:
-        target_world = inputs.object_world @ corrections.apply(rig.target_bone, inputs.target_armature)
+    # Targets that move with the chains solved before (an arm's target on a prop in the other
+    # hand) are moved as those chains moved them.
+    target_world = corrections.moved(rig.target_anchor, inputs.object_world, inputs.target_world)
+    orientation_world = corrections.moved(rig.orientation_anchor, inputs.object_world, inputs.orientation_world)
+    pole_world = corrections.moved(rig.pole_anchor, inputs.object_world, inputs.pole_world)
     to_root = _invert(root_world, f"root frame of chain '{rig.chain_name}'")
     target_root = np.einsum("fij,fj->fi", to_root, target_world[:, :, 3])[:, :3]
     orientations = None
-    if inputs.orientation_world is not None:
-        wanted = to_root[:, :3, :3] @ inputs.orientation_world[:, :3, :3]
+    if orientation_world is not None:
+        wanted = to_root[:, :3, :3] @ orientation_world[:, :3, :3]
         orientations = quat.from_matrix(nearest_rotations(wanted))
     poles = None
-    if inputs.pole_world is not None:
-        poles = np.einsum("fij,fj->fi", to_root, inputs.pole_world[:, :, 3])[:, :3]
+    if pole_world is not None:
+        poles = np.einsum("fij,fj->fi", to_root, pole_world[:, :, 3])[:, :3]
     request = solve_adapter.SolveRequest(
         positions=target_root,
         orientations=orientations,

@@ -285,12 +285,9 @@ class _Sampler:
         """A static bone's evaluated pose matrix (armature space)."""
         return np.array(rig_reader.evaluated(ob, self.depsgraph).pose.bones[bone_name].matrix)
 
-    def _target(self, ob, bone_name: str | None) -> tuple[np.ndarray, np.ndarray | None]:
+    def _target(self, ob, bone_name: str | None) -> np.ndarray:
         world = self._world(ob)
-        if bone_name is None:
-            return world, None
-        bone = self._bone_matrix(ob, bone_name)
-        return world @ bone, bone
+        return world if bone_name is None else world @ self._bone_matrix(ob, bone_name)
 
     def _rotations(self) -> np.ndarray:
         """(T, n, 4) chain-bone rotations as ``rig_reader.read_frame_inputs`` reads them."""
@@ -354,11 +351,11 @@ class _Sampler:
         object_world = self._world(rig.armature)
         count = len(self.times)
         root_parent = np.identity(4) if rig.root_parent is None else self._bone_matrix(rig.armature, rig.root_parent)
-        target_world, target_armature = self._target(rig.target_object, rig.target_bone)
+        target_world = self._target(rig.target_object, rig.target_bone)
         orientation_world = None
         if rig.orientation_object is not None:
-            orientation_world = self._target(rig.orientation_object, rig.orientation_bone)[0]
-        pole_world = None if rig.pole_object is None else self._target(rig.pole_object, rig.pole_bone)[0]
+            orientation_world = self._target(rig.orientation_object, rig.orientation_bone)
+        pole_world = None if rig.pole_object is None else self._target(rig.pole_object, rig.pole_bone)
 
         def every_frame(values):  # (1 or T, ...) -> (T, ...) as the reader gives them
             return _as_read(np.broadcast_to(values, (count, *np.shape(values)[-2:])))
@@ -367,7 +364,6 @@ class _Sampler:
             object_world=every_frame(object_world),
             root_parent_armature=every_frame(root_parent),
             target_world=every_frame(target_world),
-            target_armature=every_frame(target_armature) if rig.target_on_same_armature else None,
             rotations=every_frame(self._rotations()),
             orientation_world=None if orientation_world is None else every_frame(orientation_world),
             pole_world=None if pole_world is None else every_frame(pole_world),

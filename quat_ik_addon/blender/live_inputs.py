@@ -59,7 +59,8 @@ def _changed(chains, now: Fingerprints, before: Fingerprints | None) -> set[int]
 
 def _upstream_bones(ob, chain) -> set[str]:
     """Bones of ``ob`` whose motion moves this chain's inputs: the ancestors of its root bone
-    and, for a target, orientation target or pole on ``ob`` itself, that bone and its own."""
+    and of the bones its target, orientation target and pole move with (``anchor_bone``),
+    those included."""
     bones = ob.data.bones
     names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
     starts = [bones[names[0]].parent]
@@ -68,8 +69,9 @@ def _upstream_bones(ob, chain) -> set[str]:
         (chain.orientation_object, chain.orientation_bone),
         (chain.pole_object, chain.pole_bone),
     ):
-        if target == ob and bone:
-            starts.append(bones.get(bone))
+        anchor = rig_reader.anchor_bone(ob, target, bone)
+        if anchor is not None:
+            starts.append(bones.get(anchor))
     upstream = set()
     for bone in starts:
         while bone is not None and bone.name not in upstream:

@@ -53,10 +53,11 @@ class ChainRig:
     pole_object: object = None  # None: no pole target
     pole_bone: str | None = None
     warnings: tuple[str, ...] = ()
-
-    @property
-    def target_on_same_armature(self) -> bool:
-        return self.target_object == self.armature and self.target_bone is not None
+    # The bones of this armature the target, orientation target and pole move with (a target
+    # bone, or the bone an object hangs from): solving a chain above them moves them too.
+    target_anchor: str | None = None
+    orientation_anchor: str | None = None
+    pole_anchor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,6 @@ class FrameInputs:
     object_world: np.ndarray  # armature object -> world
     root_parent_armature: np.ndarray  # root frame -> armature space (identity without a parent)
     target_world: np.ndarray  # target's world matrix (bone target: the bone's pose matrix in world)
-    target_armature: np.ndarray | None  # same-armature bone target: its armature-space pose matrix
     rotations: np.ndarray  # (n, 4) current rotations in the solver's terms (held bones: identity)
     orientation_world: np.ndarray | None = None  # world matrix whose rotation the tip should take
     pole_world: np.ndarray | None = None  # world matrix whose position the chain bends toward
@@ -170,6 +170,22 @@ def _check_target(ob, bone_names: tuple[str, ...], target_object, target_bone: s
         child = child.parent
 
 
+def anchor_bone(ob, target_object, target_bone: str | None) -> str | None:
+    """The bone of armature ``ob`` that a target moves with: the target bone itself, or the
+    bone an object target hangs from (through any parents); None when no bone of ``ob``
+    moves it."""
+    if target_object is None:
+        return None
+    if target_object == ob:
+        return target_bone or None
+    child = target_object
+    while child.parent is not None:
+        if child.parent == ob:
+            return child.parent_bone if child.parent_type == "BONE" and child.parent_bone else None
+        child = child.parent
+    return None
+
+
 def _matrix_np(matrix) -> np.ndarray:
     return np.array(matrix, dtype=float)
 
@@ -263,6 +279,9 @@ def read_chain_rig(ob, chain) -> ChainRig:
         pole_object=pole_object,
         pole_bone=pole_bone if pole_object is not None else None,
         warnings=tuple(warnings),
+        target_anchor=anchor_bone(ob, chain.target_object, target_bone),
+        orientation_anchor=anchor_bone(ob, orientation_object, orientation_bone),
+        pole_anchor=anchor_bone(ob, pole_object, pole_bone),
     )
 
 
@@ -281,15 +300,13 @@ def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
     ob_eval = evaluated(rig.armature, depsgraph)
     pose_bones = ob_eval.pose.bones
     root_parent = _matrix_np(pose_bones[rig.root_parent].matrix) if rig.root_parent is not None else np.identity(4)
-    target_world, target_armature = _world_matrix(rig.target_object, rig.target_bone, depsgraph)
-    if not rig.target_on_same_armature:
-        target_armature = None
+    target_world = _world_matrix(rig.target_object, rig.target_bone, depsgraph)
     orientation_world = None
     if rig.orientation_object is not None:
-        orientation_world, _ = _world_matrix(rig.orientation_object, rig.orientation_bone, depsgraph)
+        orientation_world = _world_matrix(rig.orientation_object, rig.orientation_bone, depsgraph)
     pole_world = None
     if rig.pole_object is not None:
-        pole_world, _ = _world_matrix(rig.pole_object, rig.pole_bone, depsgraph)
+        pole_world = _world_matrix(rig.pole_object, rig.pole_bone, depsgraph)
     rotations = np.array(
         [
             tuple(current_quaternion(pose_bones[name])) if writable else (1.0, 0.0, 0.0, 0.0)
@@ -300,7 +317,6 @@ def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
         object_world=_matrix_np(ob_eval.matrix_world),
         root_parent_armature=root_parent,
         target_world=target_world,
-        target_armature=target_armature,
         rotations=rotations,
         orientation_world=orientation_world,
         pole_world=pole_world,
@@ -321,13 +337,12 @@ def animated_settings(rig: ChainRig) -> dict[str, float]:
     return {name: float(getattr(chain, name)) for name in ANIMATED_SETTINGS}
 
 
-def _world_matrix(ob, bone: str | None, depsgraph) -> tuple[np.ndarray, np.ndarray | None]:
-    """World matrix of an object or of one of its pose bones, and the bone's armature-space matrix."""
+def _world_matrix(ob, bone: str | None, depsgraph) -> np.ndarray:
+    """World matrix of an object or of one of its pose bones."""
     ob_eval = evaluated(ob, depsgraph)
     if bone is None:
-        return _matrix_np(ob_eval.matrix_world), None
-    bone_matrix = ob_eval.pose.bones[bone].matrix
-    return _matrix_np(ob_eval.matrix_world @ bone_matrix), _matrix_np(bone_matrix)
+        return _matrix_np(ob_eval.matrix_world)
+    return _matrix_np(ob_eval.matrix_world @ ob_eval.pose.bones[bone].matrix)
 
 
 def _matrix_bytes(matrix) -> bytes:
@@ -341,7 +356,8 @@ def input_fingerprint(ob, chain, depsgraph) -> tuple[bytes, bytes]:
     Reads only matrices (no chain building): the armature's world matrix, the target (and
     orientation target and pole), the chain bones' rest matrices, pose location and scale,
     and the chain's Influence and Pole Angle; in the second part, the root parent's pose and
-    target bones of this armature, which solving other chains of it moves. Our own rotation
+    the targets that move with bones of this armature (``anchor_bone``), which solving other
+    chains of it moves. Our own rotation
     writes do not change it, so a live chain never re-solves because of itself. Raises
     ChainError when the chain cannot be read.
     """
@@ -373,12 +389,13 @@ def input_fingerprint(ob, chain, depsgraph) -> tuple[bytes, bytes]:
             own.append(b"-")
             continue
         target_eval = evaluated(target, depsgraph)
-        own.append(_matrix_bytes(target_eval.matrix_world))
+        part = posed if anchor_bone(ob, target, bone) is not None else own
+        part.append(_matrix_bytes(target_eval.matrix_world))
         if bone:
             pose_bone = target_eval.pose.bones.get(bone) if target_eval.pose is not None else None
             if pose_bone is None:
                 raise ChainError(f"Target bone '{bone}' not found in '{target.name}' (renamed or deleted?)")
-            (posed if target == ob else own).append(_matrix_bytes(pose_bone.matrix))
+            part.append(_matrix_bytes(pose_bone.matrix))
     return b"".join(own), b"".join(posed)
 
 

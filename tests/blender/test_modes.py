@@ -15,3 +15,7 @@ def test_live_solves_only_the_chains_whose_inputs_changed(run_session):
 
 def test_per_frame_solves_are_remembered_by_their_inputs(run_session):
     run_session("frame_cache.py")
+
+
+def test_a_target_held_by_another_chain_is_reached_where_that_chain_puts_it(run_session):
+    run_session("held_target.py")

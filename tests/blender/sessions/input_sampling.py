@@ -320,7 +320,7 @@ pose["B1"].keyframe_insert("location", frame=4)  # chain bones' location is not 
 add_chain(ob, "B2", 3, "Rig", target_bone="Goal", mode="MANUAL")
 scene.frame_set(6)
 check_same_inputs(
-    "5 keyed chain bones, bone target", ob, fields_present=("rotations", "target_armature", "root_parent_armature")
+    "5 keyed chain bones, bone target", ob, fields_present=("rotations", "target_world", "root_parent_armature")
 )
 same_bake_either_way("5 keyed chain bones, bone target", ob)
 pose["B0"]["stretch"] = 1.0
