@@ -26,7 +26,7 @@ from ..solver import quaternion as quat
 from ..solver.pose_curves import blend
 from . import solve_adapter, solve_cache
 from .errors import ChainError
-from .rig_reader import ChainRig, FrameInputs
+from .rig_reader import ChainRig, FrameInputs, chain_bone_names
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,7 @@ def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
     if not jobs:
         return []
     corrections = _Corrections(jobs[0].rig.armature)
+    jobs = _with_order_warnings(jobs)
     solutions = []
     for job in jobs:
         try:
@@ -161,6 +162,50 @@ def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
             solution = ChainSolution(job.rig, None, error=f"Chain '{job.rig.chain_name}': {error}")
         solutions.append(solution)
     return solutions
+
+
+def _moved_by(rig: ChainRig) -> set[str]:
+    """Bones whose pose moves the chain's inputs: its root's parent and the bones its target,
+    orientation target and pole move with, each with its ancestors."""
+    bones = rig.armature.data.bones
+    found: set[str] = set()
+    for name in (rig.root_parent, rig.target_anchor, rig.orientation_anchor, rig.pole_anchor):
+        bone = bones.get(name) if name else None
+        while bone is not None and bone.name not in found:
+            found.add(bone.name)
+            bone = bone.parent
+    return found
+
+
+def _later_chains(rig: ChainRig) -> list[tuple[str, tuple[str, ...]]]:
+    """(name, bone names) of the enabled chains after this one in its armature's list."""
+    chains = list(rig.armature.quat_ik.chains)
+    names = [chain.name for chain in chains]
+    if rig.chain_name not in names:
+        return []
+    later = []
+    for chain in chains[names.index(rig.chain_name) + 1 :]:
+        if chain.enabled:
+            try:
+                later.append((chain.name, chain_bone_names(rig.armature, chain.tip_bone, chain.chain_length)))
+            except ChainError:
+                continue
+    return later
+
+
+def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
+    """A chain whose inputs move with a chain solved after it is solved from that chain's
+    pose before it moves: say so on the chain (the panel shows it), naming the later one."""
+    warned = []
+    for job in jobs:
+        moved_by = _moved_by(job.rig)
+        later = [name for name, bones in _later_chains(job.rig) if moved_by.intersection(bones)] if moved_by else []
+        if later:
+            names = ", ".join(f"'{name}'" for name in later)
+            warning = f"its inputs move with {names}, solved after it: move it below {names} in the list"
+            job = replace(job, rig=replace(job.rig, warnings=(*job.rig.warnings, warning)))
+        warned.append(job)
+    return warned
 
 
 def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> ChainSolution:

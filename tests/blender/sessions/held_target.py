@@ -115,4 +115,17 @@ for frame in range(1, 11):
     worst = tuple(max(a, b) for a, b in zip(worst, (right_error(), moved, turned), strict=True))
 checks.check("Bake: both hands reach at every baked frame (right, left, left's turn)", max(worst) < 1e-3, worst)
 
+# ---- listed the other way round, the left hand is solved before the right hand moves the
+# prop: the chain says so (the panel shows it)
+checks.check("in order, no warning", left.status_message == "", left.status_message)
+body.quat_ik.chains.move(1, 0)
+left = body.quat_ik.chains[0]
+scene.frame_set(5)
+result = bpy.ops.quat_ik.solve(chains="ALL", from_rest=True)
+checks.check(
+    "out of order, the chain says to move it below the other",
+    "move it below 'R2'" in left.status_message and body.quat_ik.chains[1].status_message == "",
+    left.status_message,
+)
+
 checks.close()
