@@ -172,7 +172,8 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
     """Runs after every frame change (playback, scrubbing, ``frame_set``, each rendered frame).
 
     Solves Per Frame chains from a fixed start (``solve_adapter.cold_start``), so a frame
-    always gets the same pose whatever frame came before (playback and a render of one frame agree). Must not raise and must not
+    always gets the same pose whatever frame came before (playback and a render of one frame
+    agree), and the Live chains hanging below them, warm. Must not raise and must not
     change the frame; writes only rotations that changed. Renders started from the UI run
     it beside the render: enable Render > Lock Interface there, as for any handler that
     changes data (``blender --background -a`` needs nothing).
@@ -182,17 +183,21 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
         return
     if depsgraph is None:
         depsgraph = bpy.context.evaluated_depsgraph_get()
-    for ob, chains in _armatures(scene, FRAME_MODES):
+    for ob, _chains_per_frame in _armatures(scene, FRAME_MODES):
         key = ("live", ob.name_full)
 
-        def work(ob=ob, chains=chains, key=key):
+        def work(ob=ob, key=key):
             from . import live_inputs
 
-            _solve(ob, chains, depsgraph, reason="Per-frame")
-            # The live handler need not solve the same inputs again (a Live chain's stay as
-            # it last solved them: the next edit catches it up).
+            # The Per Frame chains, and the Live chains hanging below them (moved with them).
+            chains = _chains(ob, LIVE_MODES)
+            per_frame = {index for index, chain in enumerate(chains) if chain.mode in FRAME_MODES}
+            solving = live_inputs.with_chains_below(ob, chains, per_frame)
+            _solve(ob, solving, depsgraph, reason="Per-frame")
+            # The live handler need not solve the same inputs again (the other Live chains'
+            # stay as they last solved them: the next edit catches them up).
             runtime.last_inputs[key] = live_inputs.solved_now(
-                runtime.last_inputs.get(key), live_inputs.fingerprints(ob, _chains(ob, LIVE_MODES), depsgraph), chains
+                runtime.last_inputs.get(key), live_inputs.fingerprints(ob, chains, depsgraph), solving
             )
 
         _run_guarded(ob, "Per-frame solve", work)

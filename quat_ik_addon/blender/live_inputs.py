@@ -98,20 +98,25 @@ def _walk(ob, chains, moves) -> list[bool]:
     return below_flags
 
 
-def chains_to_solve(ob, chains, now: Fingerprints, before: Fingerprints | None) -> list:
-    """The chains (priority order) whose inputs changed since ``before``, and every later
-    chain whose inputs move with one solved before it."""
-    changed = _changed(chains, now, before)
+def with_chains_below(ob, chains, picked: set[int]) -> list:
+    """The chains at the places ``picked`` and every later chain whose inputs move with one
+    of those before it (priority order)."""
     chosen = []
 
     def moves(index, chain, below):
-        if index in changed or below:
+        if index in picked or below:
             chosen.append(chain)
             return True
         return False
 
     _walk(ob, chains, moves)
     return chosen
+
+
+def chains_to_solve(ob, chains, now: Fingerprints, before: Fingerprints | None) -> list:
+    """The chains (priority order) whose inputs changed since ``before``, and every later
+    chain whose inputs move with one solved before it."""
+    return with_chains_below(ob, chains, _changed(chains, now, before))
 
 
 def unmoved_by(ob, chains, now: Fingerprints, solved) -> Fingerprints:
