@@ -353,19 +353,19 @@ def input_fingerprint(ob, chain, depsgraph) -> tuple[bytes, bytes]:
     """Cheap bytes that change whenever anything ``chain`` is solved from changes, in two
     parts: (its own inputs, the inputs that move with the armature's pose).
 
-    Reads only matrices (no chain building): the armature's world matrix, the target (and
-    orientation target and pole), the chain bones' rest matrices, pose location and scale,
-    and the chain's Influence and Pole Angle; in the second part, the root parent's pose and
-    the targets that move with bones of this armature (``anchor_bone``), which solving other
-    chains of it moves. Our own rotation
-    writes do not change it, so a live chain never re-solves because of itself. Raises
-    ChainError when the chain cannot be read.
+    Reads only matrices (no chain building): the target (and orientation target and pole),
+    the chain bones' rest matrices, pose location and scale, and the chain's Influence and
+    Pole Angle; in the second part, the root parent's pose and the targets that move with
+    bones of this armature (``anchor_bone``), which solving other chains of it moves. The
+    armature's world matrix counts only when a target is outside the armature: a chain whose
+    targets are all bones of its own armature solves in armature space, so moving the whole
+    rig changes nothing it solves. Our own rotation writes do not change it, so a live chain
+    never re-solves because of itself. Raises ChainError when the chain cannot be read.
     """
     ob_eval = evaluated(ob, depsgraph)
     names = chain_bone_names(ob, chain.tip_bone, chain.chain_length)
     # Influence and Pole Angle may be animated: a frame change alone then calls for a new solve.
-    own = [chain.name.encode(), _matrix_bytes(ob_eval.matrix_world), _matrix_bytes(chain.influence)]
-    own.append(_matrix_bytes(chain.pole_angle))
+    own = [chain.name.encode(), _matrix_bytes(chain.influence), _matrix_bytes(chain.pole_angle)]
     posed = []
     bones = ob_eval.data.bones
     pose_bones = ob_eval.pose.bones
@@ -384,18 +384,26 @@ def input_fingerprint(ob, chain, depsgraph) -> tuple[bytes, bytes]:
         (chain.orientation_object, chain.orientation_bone),
         (chain.pole_object, chain.pole_bone),
     )
+    outside = False
     for target, bone in inputs:
         if target is None:
             own.append(b"-")
             continue
         target_eval = evaluated(target, depsgraph)
-        part = posed if anchor_bone(ob, target, bone) is not None else own
-        part.append(_matrix_bytes(target_eval.matrix_world))
+        if target != ob:
+            outside = True
+            part = posed if anchor_bone(ob, target, bone) is not None else own
+            part.append(_matrix_bytes(target_eval.matrix_world))
+        else:
+            part = posed if bone else own  # its bone's place in the armature; the armature itself
+            part.append(b"=")
         if bone:
             pose_bone = target_eval.pose.bones.get(bone) if target_eval.pose is not None else None
             if pose_bone is None:
                 raise ChainError(f"Target bone '{bone}' not found in '{target.name}' (renamed or deleted?)")
             part.append(_matrix_bytes(pose_bone.matrix))
+    if outside:
+        own.append(_matrix_bytes(ob_eval.matrix_world))
     return b"".join(own), b"".join(posed)
 
 

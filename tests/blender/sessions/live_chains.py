@@ -216,4 +216,43 @@ checks.check(
 )
 runtime.finish_at_rest = None
 
+# ---- a rig whose chain reaches for a bone of its own armature solves in armature space:
+# moving the whole rig solves nothing (and the chain still reaches), moving the control does
+rig_data = bpy.data.armatures.new("Rig")
+rig = bpy.data.objects.new("Rig", rig_data)
+scene.collection.objects.link(rig)
+bpy.context.view_layer.objects.active = rig
+bpy.ops.object.mode_set(mode="EDIT")
+for name, head, tail, parent in (
+    ("A0", (0, 0, 0), (0, 0, 1), None),
+    ("A1", (0, 0, 1), (0, 0, 2), "A0"),
+    ("Ctrl", (0.8, 0.3, 1.2), (0.8, 0.3, 1.5), None),
+):
+    bone = rig_data.edit_bones.new(name)
+    bone.head, bone.tail = head, tail
+    if parent:
+        bone.parent, bone.use_connect = rig_data.edit_bones[parent], True
+bpy.ops.object.mode_set(mode="OBJECT")
+add_chain(rig, "A1", 2, "Rig", target_bone="Ctrl", mode="LIVE")
+update()
+
+
+def control_error() -> float:
+    ctrl_head = rig.matrix_world @ rig.pose.bones["Ctrl"].head
+    return (effector_world(rig, "A1") - ctrl_head).length
+
+
+checks.check("the chain reaches its control bone", control_error() < 1e-3, control_error())
+runtime.stats.clear()
+rig.location, rig.rotation_euler, rig.scale = (2.0, -1.0, 0.5), (0.3, 0.0, 1.2), (1.5, 1.5, 1.5)
+update()
+checks.check(
+    "moving, turning and scaling the whole rig solves nothing", runtime.stats["solves"] == 0, dict(runtime.stats)
+)
+checks.check("... and the chain still reaches its control", control_error() < 1e-3 * 1.5, control_error())
+rig.pose.bones["Ctrl"].location = (0.2, -0.3, 0.1)
+update()
+checks.check("moving the control solves", runtime.stats["solves"] == 1, dict(runtime.stats))
+checks.check("... and the chain reaches it", control_error() < 1e-3 * 1.5, control_error())
+
 checks.close()
