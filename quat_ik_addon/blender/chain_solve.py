@@ -26,7 +26,7 @@ from ..solver import quaternion as quat
 from ..solver.pose_curves import blend
 from . import solve_adapter, solve_cache
 from .errors import ChainError
-from .rig_reader import ChainRig, FrameInputs, chain_bone_names
+from .rig_reader import ChainRig, FrameInputs, chain_bone_names, with_ancestors
 
 
 @dataclass(frozen=True)
@@ -164,19 +164,6 @@ def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
     return solutions
 
 
-def _moved_by(rig: ChainRig) -> set[str]:
-    """Bones whose pose moves the chain's inputs: its root's parent and the bones its target,
-    orientation target and pole move with, each with its ancestors."""
-    bones = rig.armature.data.bones
-    found: set[str] = set()
-    for name in (rig.root_parent, rig.target_anchor, rig.orientation_anchor, rig.pole_anchor):
-        bone = bones.get(name) if name else None
-        while bone is not None and bone.name not in found:
-            found.add(bone.name)
-            bone = bone.parent
-    return found
-
-
 def _later_chains(rig: ChainRig) -> list[tuple[str, tuple[str, ...]]]:
     """(name, bone names) of the enabled chains after this one in its armature's list."""
     chains = list(rig.armature.quat_ik.chains)
@@ -198,7 +185,12 @@ def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
     pose before it moves: say so on the chain (the panel shows it), naming the later one."""
     warned = []
     for job in jobs:
-        moved_by = _moved_by(job.rig)
+        rig = job.rig
+        # Bones whose pose moves the chain's inputs: its root's parent and the bones its
+        # target, orientation target and pole move with, and their ancestors.
+        moved_by = with_ancestors(
+            rig.armature, (rig.root_parent, rig.target_anchor, rig.orientation_anchor, rig.pole_anchor)
+        )
         later = [name for name, bones in _later_chains(job.rig) if moved_by.intersection(bones)] if moved_by else []
         if later:
             names = ", ".join(f"'{name}'" for name in later)

@@ -107,14 +107,6 @@ def _bone_prefix(name: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(name)}"]'
 
 
-def _with_ancestors(armature, bone_name: str) -> set[str]:
-    names, bone = set(), armature.data.bones[bone_name]
-    while bone is not None:
-        names.add(bone.name)
-        bone = bone.parent
-    return names
-
-
 class _Sampler:
     """One chain's sampling: the checks, then every input at ``times`` (the bake's frames and
     the current one). Raises Refused as soon as something cannot be vouched for."""
@@ -149,7 +141,7 @@ class _Sampler:
 
     def _require_static(self, ob, bone_name: str | None) -> None:
         if bone_name is not None:
-            self.static_bones.setdefault(ob, set()).update(_with_ancestors(ob, bone_name))
+            self.static_bones.setdefault(ob, set()).update(rig_reader.with_ancestors(ob, (bone_name,)))
 
     def _check_static_bones(self, ob, names: set[str]) -> None:
         for pose_bone in ob.pose.bones:

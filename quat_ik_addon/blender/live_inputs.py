@@ -61,23 +61,17 @@ def _upstream_bones(ob, chain) -> set[str]:
     """Bones of ``ob`` whose motion moves this chain's inputs: the ancestors of its root bone
     and of the bones its target, orientation target and pole move with (``anchor_bone``),
     those included."""
-    bones = ob.data.bones
     names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
-    starts = [bones[names[0]].parent]
-    for target, bone in (
-        (chain.target_object, chain.target_bone),
-        (chain.orientation_object, chain.orientation_bone),
-        (chain.pole_object, chain.pole_bone),
-    ):
-        anchor = rig_reader.anchor_bone(ob, target, bone)
-        if anchor is not None:
-            starts.append(bones.get(anchor))
-    upstream = set()
-    for bone in starts:
-        while bone is not None and bone.name not in upstream:
-            upstream.add(bone.name)
-            bone = bone.parent
-    return upstream
+    root_parent = ob.data.bones[names[0]].parent
+    anchors = [
+        rig_reader.anchor_bone(ob, target, bone)
+        for target, bone in (
+            (chain.target_object, chain.target_bone),
+            (chain.orientation_object, chain.orientation_bone),
+            (chain.pole_object, chain.pole_bone),
+        )
+    ]
+    return rig_reader.with_ancestors(ob, (root_parent.name if root_parent else None, *anchors))
 
 
 def _walk(ob, chains, moves) -> list[bool]:

@@ -170,6 +170,18 @@ def _check_target(ob, bone_names: tuple[str, ...], target_object, target_bone: s
         child = child.parent
 
 
+def with_ancestors(ob, bone_names) -> set[str]:
+    """The named bones of armature ``ob`` (None and missing names skipped) and all their
+    ancestors."""
+    found: set[str] = set()
+    for name in bone_names:
+        bone = ob.data.bones.get(name) if name else None
+        while bone is not None and bone.name not in found:
+            found.add(bone.name)
+            bone = bone.parent
+    return found
+
+
 def anchor_bone(ob, target_object, target_bone: str | None) -> str | None:
     """The bone of armature ``ob`` that a target moves with: the target bone itself, or the
     bone an object target hangs from (through any parents); None when no bone of ``ob``
