@@ -181,8 +181,10 @@ def _later_chains(rig: ChainRig) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
-    """A chain whose inputs move with a chain solved after it is solved from that chain's
-    pose before it moves: say so on the chain (the panel shows it), naming the later one."""
+    """Chains solved one after another cannot see what a later chain does to them: a chain
+    whose inputs move with a later one is solved from that chain's pose before it moves, and
+    a bone two chains share is turned last by the later one. Say so on the chain (the panel
+    shows it), naming the later chain."""
     warned = []
     for job in jobs:
         rig = job.rig
@@ -191,11 +193,16 @@ def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
         moved_by = with_ancestors(
             rig.armature, (rig.root_parent, rig.target_anchor, rig.orientation_anchor, rig.pole_anchor)
         )
-        later = [name for name, bones in _later_chains(job.rig) if moved_by.intersection(bones)] if moved_by else []
-        if later:
-            names = ", ".join(f"'{name}'" for name in later)
-            warning = f"its inputs move with {names}, solved after it: move it below {names} in the list"
-            job = replace(job, rig=replace(job.rig, warnings=(*job.rig.warnings, warning)))
+        warnings = []
+        for name, bones in _later_chains(rig):
+            shared = sorted(set(rig.bone_names).intersection(bones))
+            if shared:
+                listed = ", ".join(f"'{bone}'" for bone in shared)
+                warnings.append(f"shares {listed} with '{name}', solved after it, which turns them last")
+            elif moved_by.intersection(bones):
+                warnings.append(f"its inputs move with '{name}', solved after it: move it below '{name}' in the list")
+        if warnings:
+            job = replace(job, rig=replace(rig, warnings=(*rig.warnings, *warnings)))
         warned.append(job)
     return warned
 

@@ -220,6 +220,10 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
 
         message = f"Added chain '{chain.name}': {' > '.join(names)} reaching for '{target.name}'"
         level = "INFO"
+        sharing = _chains_sharing(ob, chain, names)
+        if sharing:
+            level = "WARNING"
+            message += f"; it shares bones with {sharing}, and the chain lower in the list turns them last"
         if self.add_pole:
             from .operators_pole import place_pole
 
@@ -260,6 +264,24 @@ def new_empty(context, ob, name: str, location, size: float):
 
 # The Solver sub-panel's settings, which Add Chain also offers.
 SOLVER_SETTINGS = ("iterations", "tolerance", "sweep_order", "clamp_mode", "restarts", "use_learned_start", "method")
+
+
+def _chains_sharing(ob, chain, names) -> str:
+    """The other enabled chains of ``ob`` that share a bone with ``names`` (quoted, joined)."""
+    from . import rig_reader
+    from .errors import ChainError
+
+    sharing = []
+    for other in ob.quat_ik.chains:
+        if other == chain or not other.enabled:
+            continue
+        try:
+            other_names = rig_reader.chain_bone_names(ob, other.tip_bone, other.chain_length)
+        except ChainError:
+            continue
+        if set(names).intersection(other_names):
+            sharing.append(f"'{other.name}'")
+    return ", ".join(sharing)
 
 
 def create_chain(

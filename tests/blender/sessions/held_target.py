@@ -6,6 +6,8 @@ orientation.
 argv: WORKDIR
 """
 
+import contextlib
+import io
 import sys
 from pathlib import Path
 
@@ -126,6 +128,21 @@ checks.check(
     "out of order, the chain says to move it below the other",
     "move it below 'R2'" in left.status_message and body.quat_ik.chains[1].status_message == "",
     left.status_message,
+)
+
+# ---- a chain sharing a bone with a later one: the later one turns it last, and the
+# earlier chain says so
+body.quat_ik.chains.move(0, 1)  # back in order: right hand, left hand
+bpy.context.view_layer.objects.active = body
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    add_chain(body, "L2", 2, "Grip", mode="MANUAL")
+checks.check("adding it warns", "it shares bones with 'L2'" in printed.getvalue(), printed.getvalue().strip())
+bpy.ops.quat_ik.solve(chains="ALL", from_rest=True)
+first = body.quat_ik.chains[1]
+checks.check(
+    "a chain sharing bones with a later one says which",
+    "'L1', 'L2' with 'L2.001', solved after it" in first.status_message,
+    [(c.name, c.status_message) for c in body.quat_ik.chains],
 )
 
 checks.close()
