@@ -16,7 +16,8 @@ frames, it measures:
   Quat IK also bakes with *Cyclic* (``solver.cycles``);
 * Live on a character: the sample rig ``rigify_human`` (four chains with polygon windows, and
   Blender's IK constraint on the same bones and targets), one depsgraph update after one
-  hand's target moved and after the whole character moved.
+  hand's target moved and after the whole character moved; and Per Frame playback of its own
+  animation, the first time and again.
 
 Both get the same limits: each joint a ball whose swing lies in an elliptic cone (50° toward
 local X, 35° toward local Z) with twist within ±30°. Blender's IK expresses this as Z limits
@@ -317,6 +318,44 @@ def character_live(steps: int = 12) -> dict:
     return record
 
 
+def character_playback() -> dict:
+    """Per Frame playback of the sample rig ``rigify_human``'s own animation (its targets'
+    keys): seconds per ``frame_set`` (mean, largest) over its frame range, for Quat IK's Per
+    Frame chains the first time (every frame solved) and again (answered from memory), and
+    for Blender's IK constraint on the same bones and targets."""
+    from quat_ik_addon.blender import solve_cache
+    from sample_rigs.blender_build import BLENDER_IK_NAME
+
+    bpy.ops.wm.open_mainfile(filepath=str(REPO / "sample_rigs" / "rigify_human.blend"))
+    scene = bpy.context.scene
+    ob = next(o for o in bpy.data.objects if o.type == "ARMATURE" and len(o.quat_ik.chains))
+    constraints = [c for pb in ob.pose.bones for c in pb.constraints if c.type == "IK" and c.name == BLENDER_IK_NAME]
+    frames = range(scene.frame_start, scene.frame_end + 1)
+
+    def play() -> tuple[float, float]:
+        scene.frame_set(scene.frame_end)
+        gc.collect()
+        times = []
+        for frame in frames:
+            started = time.perf_counter()
+            scene.frame_set(frame)
+            times.append(time.perf_counter() - started)
+        return float(np.mean(times)), float(np.max(times))
+
+    record: dict = {"rig": "rigify_human", "chains": len(ob.quat_ik.chains), "frames": len(frames)}
+    for chain in ob.quat_ik.chains:
+        chain.mode, chain.enabled = "PER_FRAME", True
+    solve_cache.clear()
+    record["quat_ik"] = {"first": play(), "again": play()}
+    for chain in ob.quat_ik.chains:
+        chain.enabled = False
+    for constraint in constraints:
+        constraint.mute = False
+    play()  # Blender evaluates its IK from the previous frame's pose: one pass to settle
+    record["blender_ik"] = {"again": play()}
+    return record
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -463,6 +502,20 @@ def markdown(results: dict) -> str:
             f"| the whole character moved (every chain's inputs change) | {pair(ours['character'])} "
             f"| {pair(theirs['character'])} |",
         ]
+    playback = results.get("character_playback")
+    if playback:
+        ours, theirs = playback["quat_ik"], playback["blender_ik"]
+        lines += [
+            "",
+            f"Per Frame playback on the same character: its own animation ({playback['frames']} frames), ms per "
+            "frame change, mean / largest; Quat IK solves every frame the first time and answers from memory after:",
+            "",
+            "| Quat IK, first time | Quat IK, again | Blender IK |",
+            "|---|---|---|",
+            f"| {1e3 * ours['first'][0]:.2f} / {1e3 * ours['first'][1]:.1f} "
+            f"| {1e3 * ours['again'][0]:.2f} / {1e3 * ours['again'][1]:.1f} "
+            f"| {1e3 * theirs['again'][0]:.2f} / {1e3 * theirs['again'][1]:.1f} |",
+        ]
     notes = [case[w]["note"] for case in results["cases"] for w in ("quat_ik", "blender_ik") if case[w].get("note")]
     if notes:
         lines += ["", "Extrapolated cases:", ""] + [f"* {note}" for note in notes]
@@ -493,6 +546,7 @@ def main() -> None:
         for n_frames in frames:
             results["cases"].append(run_case(n_bones, n_frames, budget=args.budget, last=last))
     results["character_live"] = character_live()
+    results["character_playback"] = character_playback()
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "blender.json").write_text(json.dumps(results, indent=2) + "\n")
     table = markdown(results)

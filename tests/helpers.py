@@ -40,6 +40,10 @@ BOOTSTRAP = TESTS_DIR / "session_bootstrap.py"
 BLENDER_BINARY = Path(os.environ.get("QUAT_IK_BLENDER_BINARY", "/usr/bin/blender"))
 SUCCESS_MARKER = "QUAT_IK_SESSION_OK"
 SESSION_TIMEOUT_S = 600
+# What the add-on's handlers print when they catch an exception they did not expect (a bug:
+# a handler must never raise into Blender, so it reports instead). A session that printed it
+# fails, whatever its own checks said.
+HANDLER_BUG_MARKER = "failed unexpectedly"
 
 
 @dataclass(frozen=True)
@@ -51,14 +55,15 @@ class SessionResult:
 
     @property
     def succeeded(self) -> bool:
-        return self.returncode == 0 and SUCCESS_MARKER in self.stdout
+        return self.returncode == 0 and SUCCESS_MARKER in self.stdout and HANDLER_BUG_MARKER not in self.stdout
 
     def check(self) -> SessionResult:
         """Return self if the session succeeded, else raise AssertionError showing its output."""
         if not self.succeeded:
             raise AssertionError(
                 f"Blender session failed (exit {self.returncode}, success marker "
-                f"{'present' if SUCCESS_MARKER in self.stdout else 'missing'})\n"
+                f"{'present' if SUCCESS_MARKER in self.stdout else 'missing'}"
+                f"{', a handler failed unexpectedly' if HANDLER_BUG_MARKER in self.stdout else ''})\n"
                 f"command: {' '.join(self.command)}\n"
                 f"--- stdout (last 80 lines) ---\n{_tail(self.stdout)}\n"
                 f"--- stderr (last 80 lines) ---\n{_tail(self.stderr)}"

@@ -138,3 +138,13 @@ def same_inputs(now: Fingerprints, kept: Fingerprints) -> bool:
         if current != value:
             return False
     return True
+
+
+def solved_now(before: Fingerprints | None, now: Fingerprints, solved) -> Fingerprints:
+    """What the chains were last solved with after ``solved`` (a Per Frame solve) were solved
+    from ``now``: the others keep what they had ``before`` (nothing, after a settings change)."""
+    solved_names = {(chain.name, chain.tip_bone) for chain in solved}
+    kept = before.chains if before is not None and before.generation == now.generation else {}
+    merged = {key: kept[key] for key in now.chains if key in kept}
+    merged.update({key: value for key, value in now.chains.items() if key[1:] in solved_names})
+    return Fingerprints(now.generation, merged)
