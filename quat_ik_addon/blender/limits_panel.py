@@ -160,11 +160,12 @@ def _draw_range_note(layout, minimum: float, maximum: float) -> None:
 
 
 def _draw_problem(layout, pose_bone) -> None:
-    """Say why the bone's limits are invalid (the solver and the overlay cannot use them)."""
-    from .limit_conversion import spec_limit
+    """Say why the bone's limits are invalid (the solver and the overlay cannot use them).
+    Valid settings are checked once per distinct value: the panel redraws on every update."""
+    from .limit_conversion import cached_spec_limit
 
     try:
-        spec_limit(pose_bone.quat_ik)
+        cached_spec_limit(pose_bone.quat_ik)
     except ValueError as error:
         box = layout.box()
         box.alert = True
