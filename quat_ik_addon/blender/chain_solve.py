@@ -164,20 +164,17 @@ def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
     return solutions
 
 
-def _later_chains(rig: ChainRig) -> list[tuple[str, tuple[str, ...]]]:
-    """(name, bone names) of the enabled chains after this one in its armature's list."""
-    chains = list(rig.armature.quat_ik.chains)
-    names = [chain.name for chain in chains]
-    if rig.chain_name not in names:
-        return []
-    later = []
-    for chain in chains[names.index(rig.chain_name) + 1 :]:
-        if chain.enabled:
-            try:
-                later.append((chain.name, chain_bone_names(rig.armature, chain.tip_bone, chain.chain_length)))
-            except ChainError:
-                continue
-    return later
+def _listed_chains(armature) -> list[tuple[str, bool, tuple[str, ...]]]:
+    """(name, enabled, bone names) of the armature's chains in list order (no bones for a
+    chain that cannot be read)."""
+    listed = []
+    for chain in armature.quat_ik.chains:
+        try:
+            bones = chain_bone_names(armature, chain.tip_bone, chain.chain_length)
+        except ChainError:
+            bones = ()
+        listed.append((chain.name, chain.enabled, bones))
+    return listed
 
 
 def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
@@ -185,6 +182,8 @@ def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
     whose inputs move with a later one is solved from that chain's pose before it moves, and
     a bone two chains share is turned last by the later one. Say so on the chain (the panel
     shows it), naming the later chain."""
+    listed = _listed_chains(jobs[0].rig.armature)  # read once: this runs on every Live update
+    names = [name for name, _enabled, _bones in listed]
     warned = []
     for job in jobs:
         rig = job.rig
@@ -193,12 +192,15 @@ def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
         moved_by = with_ancestors(
             rig.armature, (rig.root_parent, rig.target_anchor, rig.orientation_anchor, rig.pole_anchor)
         )
+        later = listed[names.index(rig.chain_name) + 1 :] if rig.chain_name in names else []
         warnings = []
-        for name, bones in _later_chains(rig):
+        for name, enabled, bones in later:
+            if not enabled:
+                continue
             shared = sorted(set(rig.bone_names).intersection(bones))
             if shared:
-                listed = ", ".join(f"'{bone}'" for bone in shared)
-                warnings.append(f"shares {listed} with '{name}', solved after it, which turns them last")
+                quoted = ", ".join(f"'{bone}'" for bone in shared)
+                warnings.append(f"shares {quoted} with '{name}', solved after it, which turns them last")
             elif moved_by.intersection(bones):
                 warnings.append(f"its inputs move with '{name}', solved after it: move it below '{name}' in the list")
         if warnings:
