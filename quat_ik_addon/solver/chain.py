@@ -147,13 +147,26 @@ class Chain:
         return tuple(bool(np.array_equal(rest, quat.IDENTITY)) for rest in self.rest_rotations)
 
     @cached_property
+    def _rest_products(self) -> tuple[Array, Array]:
+        """(n, 4, 4) twice: L_i·q and q·L_i as matrix products (``quat.product_matrices``)."""
+        return quat.product_matrices(self.rest_rotations)
+
+    @cached_property
     def _step_vectors(self) -> Array:
         """(n, 3) what each posed frame carries to the next joint: the next head offset, and
         for the tip bone the effector."""
         return np.concatenate((self.rest_offsets[1:], self.tip_vector[None, :]))
 
+    @cached_property
+    def _step_tables(self) -> Array:
+        """(n, 16, 3) ``_step_vectors`` as ``quat.rotation_tables``: small batches rotate them in
+        two numpy calls."""
+        return quat.rotation_tables(self._step_vectors)
+
     def clamp_to_limits(self, rotations: ArrayLike) -> Array:
         """Every bone's rotation brought inside its limit: (N, n, 4)."""
+        if len(self.limit_groups) == 1:  # one limit shape for every bone, in order
+            return self.limit_groups[0][0].clamp(np.asarray(rotations, dtype=float))
         rotations = np.array(rotations, dtype=float)
         for limit, bones in self.limit_groups:
             rotations[..., bones, :] = limit.clamp(rotations[..., bones, :])
@@ -171,15 +184,16 @@ class Chain:
         """Joint positions and frames for pose rotations (N, n, 4) or (n, 4)."""
         rotations = np.asarray(rotations, dtype=float)
         batch = rotations.shape[:-2]
-        if rotations.size // 4 <= _PREFIX_SCAN_ROWS:
-            pre_rotations, posed = self._frames_by_prefix_scan(rotations)
-        else:
-            pre_rotations, posed = self._frames_bone_by_bone(rotations)
+        steps = np.empty((*batch, self.n_bones + 1, 3))
         # head_i = head_{i-1} + G_{i-1}·offset_i and effector = head_{n-1} + G_{n-1}·tip: every
         # step rotated in one call, then summed root to tip (cumsum adds in the loop's order).
-        steps = np.empty((*batch, self.n_bones + 1, 3))
+        if rotations.size // 4 <= _PREFIX_SCAN_ROWS:
+            pre_rotations, posed = self._frames_by_prefix_scan(rotations)
+            steps[..., 1:, :] = quat.rotate_by_tables(posed, self._step_tables)
+        else:
+            pre_rotations, posed = self._frames_bone_by_bone(rotations)
+            steps[..., 1:, :] = quat.rotate(posed, self._step_vectors)
         steps[..., 0, :] = self.rest_offsets[0]
-        steps[..., 1:, :] = quat.rotate(posed, self._step_vectors)
         joints = np.cumsum(steps, axis=-2)
         return ChainPose(
             heads=joints[..., :-1, :],
@@ -195,8 +209,9 @@ class Chain:
         pre_rotations = np.empty((*batch, self.n_bones, 4))
         posed = np.empty((*batch, self.n_bones, 4))
         frame = np.broadcast_to(quat.IDENTITY, (*batch, 4))
+        after_rest = self._rest_products[1]
         for i, rest_is_identity in enumerate(self._rest_is_identity):
-            pre = frame if rest_is_identity else quat.multiply(frame, self.rest_rotations[i])
+            pre = frame if rest_is_identity else frame @ after_rest[i].T
             frame = quat.multiply(pre, rotations[..., i, :])
             pre_rotations[..., i, :] = pre
             posed[..., i, :] = frame
@@ -209,7 +224,8 @@ class Chain:
         associate differently from the bone-by-bone loop, so the frames may differ in the last
         bits."""
         all_identity = all(self._rest_is_identity)
-        posed = np.array(rotations if all_identity else quat.multiply(self.rest_rotations, rotations))
+        before_rest, after_rest = self._rest_products
+        posed = np.array(rotations) if all_identity else (before_rest @ rotations[..., None])[..., 0]
         span = 1
         while span < self.n_bones:
             posed[..., span:, :] = quat.multiply(posed[..., :-span, :], posed[..., span:, :])
@@ -217,7 +233,7 @@ class Chain:
         parents = np.empty(posed.shape)
         parents[..., 0, :] = quat.IDENTITY
         parents[..., 1:, :] = posed[..., :-1, :]
-        return (parents if all_identity else quat.multiply(parents, self.rest_rotations)), posed
+        return (parents if all_identity else (after_rest @ parents[..., None])[..., 0]), posed
 
     def random_poses(self, rng: np.random.Generator, count: int) -> Array:
         """(count, n, 4) random pose rotations inside every joint's limits."""

@@ -25,6 +25,7 @@ from .settings import SolveSettings
 Array = NDArray[np.float64]
 
 MAX_JOINT_STEP = 0.5  # radians: a damped step never turns one joint further than this
+NORMALISED_ONLY = 1e-10  # a clamp that moved no component of a unit quaternion further did not act
 
 
 # (lever @ _TURN_MOVES)[3i + l] = (−[lever]×)[i, l]: how a turn about root-frame axis l at a head
@@ -91,7 +92,8 @@ class _AllowedTurns:
         """Each joint's (r, 3) block times its projector: blocks (N, n, r, 3), changed in place."""
         if self.hinges.size:
             blocks[:, self.hinges] = np.einsum("nkij,nkjl->nkil", blocks[:, self.hinges], self.hinge_projectors)
-        blocks[:, self.fixed] = 0.0
+        if self.fixed.size:
+            blocks[:, self.fixed] = 0.0
         if self.pressed is not None:
             rows, joints, projectors = self.pressed
             blocks[rows, joints] = blocks[rows, joints] @ projectors
@@ -101,7 +103,8 @@ class _AllowedTurns:
         """Each joint's rotation vector projected: vectors (N, n, 3), changed in place."""
         if self.hinges.size:
             vectors[:, self.hinges] = np.einsum("nkij,nkj->nki", self.hinge_projectors, vectors[:, self.hinges])
-        vectors[:, self.fixed] = 0.0
+        if self.fixed.size:
+            vectors[:, self.fixed] = 0.0
         if self.pressed is not None:
             rows, joints, projectors = self.pressed
             vectors[rows, joints] = np.einsum("kij,kj->ki", projectors, vectors[rows, joints])
@@ -155,7 +158,9 @@ def _apply(chain: Chain, rotations: Array, pre: Array, turn: Array) -> tuple[Arr
     turned = quat.multiply(quat.from_rotation_vector(quat.rotate(quat.conjugate(pre), turn)), rotations)
     clamped = chain.clamp_to_limits(turned)
     pressed = np.zeros(turn.shape)
-    acted = np.nonzero(np.any(clamped != turned, axis=-1))  # most steps stay inside every limit
+    # Most steps stay inside every limit, and there a clamp only normalises, which moves the
+    # last bits: a change this small turns back by under the 1e-9 rad that counts below.
+    acted = np.nonzero(np.any(np.abs(clamped - turned) > NORMALISED_ONLY, axis=-1))
     if acted[0].size:
         back = quat.rotation_vector(quat.multiply(clamped[acted], quat.conjugate(turned[acted])))
         size = quat.length(back)

@@ -84,6 +84,15 @@ def multiply(p: ArrayLike, q: ArrayLike) -> Array:
     return _HAMILTON(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
 
 
+def product_matrices(p: ArrayLike) -> tuple[Array, Array]:
+    """For fixed quaternions p (..., 4): the 4×4 matrices (..., 4, 4) that multiply by p from
+    the left and from the right, p·q = L @ q and q·p = R @ q. A product with a constant
+    operand (a bone's rest rotation) is then one matrix product, a third of ``multiply``'s cost."""
+    table = _HAMILTON.table.reshape(4, 4, 4)  # [a, b, i]: p_a q_b's coefficient in component i
+    p = np.asarray(p, dtype=float)
+    return np.einsum("...a,abi->...ib", p, table), np.einsum("...b,abi->...ia", p, table)
+
+
 def cross(a: ArrayLike, b: ArrayLike) -> Array:
     """a × b for batches of 3-vectors (numpy.cross's axis handling costs ~30 µs a call)."""
     return _CROSS(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
@@ -131,21 +140,49 @@ def _rotated(q, v):
     return [v_i + w * t_i + c_i for v_i, t_i, c_i in zip(v, t, _cross(u, t), strict=True)]
 
 
-# Rows beyond which rotate() works per component (measured as for _BilinearProduct): there the
-# (rows, 3) temporaries of the vector form, multiplied by w broadcast from (rows, 1), cost more.
-_ROTATE_FORMULA_ROWS = 128
+def rotation_tables(vectors: ArrayLike) -> Array:
+    """Per vector v (..., 3), the table T (..., 16, 3) with q·v = (q ⊗ q)·T for unit q: the
+    rotation written as the quadratic form (w² − |u|²)v + 2u(u·v) + 2w(u × v), polarised."""
+    vectors = np.asarray(vectors, dtype=float)
+
+    def image(q):
+        w, u = q[0], q[1:]
+        return (w * w - u @ u) * vectors + 2.0 * (vectors @ u)[..., None] * u + 2.0 * w * cross(u, vectors)
+
+    basis = np.eye(4)
+    table = np.empty((*vectors.shape[:-1], 4, 4, 3))
+    for i in range(4):
+        for j in range(4):
+            # The symmetric bilinear form of a quadratic Q: B(a, b) = (Q(a + b) − Q(a) − Q(b)) / 2.
+            table[..., i, j, :] = 0.5 * (image(basis[i] + basis[j]) - image(basis[i]) - image(basis[j]))
+    return table.reshape(*vectors.shape[:-1], 16, 3)
+
+
+def rotate_by_tables(q: ArrayLike, tables: Array) -> Array:
+    """q·v for the vectors of ``rotation_tables``: one outer product and one matrix product,
+    where ``rotate`` takes a dozen numpy calls (what small batches pay for)."""
+    q = np.asarray(q, dtype=float)
+    outer = np.einsum("...i,...j->...ij", q, q).reshape(*q.shape[:-1], 1, 16)
+    return (outer @ tables)[..., 0, :]
+
+
+# Rows of q up to which rotate() builds each rotation's matrix from q ⊗ q (three numpy calls,
+# half the time of the cross-product form there); beyond, the per-component formula streams
+# better (measured as for _BilinearProduct).
+_ROTATE_MATRIX_ROWS = 192
+# (16, 9): the rotation matrix (row-major) of unit q is (q ⊗ q) @ this (columns R·e_c).
+_MATRIX_TABLE = rotation_tables(np.eye(3)).transpose(1, 2, 0).reshape(16, 9)
 
 
 def rotate(q: ArrayLike, v: ArrayLike) -> Array:
-    """Rotate vectors v by unit quaternions q: v + 2w(u×v) + 2u×(u×v)."""
+    """Rotate vectors v by unit quaternions q: v + 2w(u×v) + 2u×(u×v), or R(q)·v."""
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
-    if max(q.size // 4, v.size // 3) > _ROTATE_FORMULA_ROWS:
+    if q.size // 4 > _ROTATE_MATRIX_ROWS:
         return _per_component(_rotated, q, v)
-    w = q[..., :1]
-    u = q[..., 1:]
-    t = 2.0 * cross(u, v)
-    return v + w * t + cross(u, t)
+    outer = np.einsum("...i,...j->...ij", q, q).reshape(-1, 16)
+    matrices = (outer @ _MATRIX_TABLE).reshape(*q.shape[:-1], 3, 3)
+    return np.einsum("...ij,...j->...i", matrices, v)
 
 
 def _rotated_y_axis(p, q):

@@ -347,11 +347,30 @@ def _fill_between(frames: _Frames, followed: Rows) -> None:
             poses[rows], met[rows] = frames.solve_rows(
                 between[rows], guesses[rows], None, settings, inside_limits=False
             )
+    nearer = np.where(between - left <= right - between, left, right)
     again = np.nonzero(neighbours_met & ~met)[0]
     if again.size:
-        nearer = np.where(between[again] - left[again] <= right[again] - between[again], left[again], right[again])
-        retried, retried_met = frames.solve_rows(between[again], frames.rotations[nearer], None, frames.warm_alone)
+        retried, retried_met = frames.solve_rows(
+            between[again], frames.rotations[nearer[again]], None, frames.warm_alone
+        )
         poses[again[retried_met]], met[again[retried_met]] = retried[retried_met], True
+    # Between two misses, a frame missing by clearly more than both (its blend fell between two
+    # branches' closest misses, where neither is close) tries again from the nearer neighbour.
+    tracked = np.nonzero(~neighbours_met)[0]
+    if tracked.size:
+        own = frames.miss(between[tracked], poses[tracked])
+        beside = np.maximum(
+            frames.miss(left[tracked], frames.rotations[left[tracked]]),
+            frames.miss(right[tracked], frames.rotations[right[tracked]]),
+        )
+        outlying = own > beside + SWITCH_GAIN * frames.chain.reach
+        if np.any(outlying):
+            rows, own = tracked[outlying], own[outlying]
+            retried, retried_met = frames.solve_rows(
+                between[rows], frames.rotations[nearer[rows]], None, frames.tracking_miss
+            )
+            closer = retried_met | (frames.miss(between[rows], retried) < own)
+            poses[rows[closer]], met[rows[closer]] = retried[closer], retried_met[closer]
     frames.keep(between, poses, met)
 
 

@@ -64,12 +64,27 @@ def test_a_row_is_the_same_product_in_a_small_and_a_large_batch(rng):
     np.testing.assert_array_equal(quat.cross(p[:, 1:], q[:, 1:])[:3], quat.cross(p[:3, 1:], q[:3, 1:]))
 
 
-def test_rotate_per_component_equals_the_vector_form(rng):
+def test_rotate_by_matrices_equals_the_per_component_formula(rng):
     q, v = random_quaternions(rng, (2000,)), rng.normal(size=(2000, 3))
     large = quat.rotate(q, v)  # per component
-    small = np.concatenate([quat.rotate(q[i : i + 100], v[i : i + 100]) for i in range(0, 2000, 100)])
-    np.testing.assert_array_equal(large, small)
+    small = np.concatenate([quat.rotate(q[i : i + 100], v[i : i + 100]) for i in range(0, 2000, 100)])  # matrices
+    np.testing.assert_allclose(small, large, rtol=0, atol=1e-14)
     np.testing.assert_allclose(large, np.einsum("nij,nj->ni", quat.to_matrix(q), v), rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("q_shape, v_shape", [((4,), (3,)), ((7, 4), (3,)), ((4,), (7, 3)), ((5, 1, 4), (3, 3))])
+def test_rotate_broadcasts_like_the_formula(rng, q_shape, v_shape):
+    q, v = quat.normalize(rng.normal(size=q_shape)), rng.normal(size=v_shape)
+    expected = quat._per_component(quat._rotated, q, v)
+    np.testing.assert_allclose(quat.rotate(q, v), expected, rtol=0, atol=1e-14)
+
+
+def test_rotation_tables_rotate_their_vectors(rng):
+    """Forward kinematics rotates each bone's fixed step by the table of ``rotation_tables``."""
+    vectors = rng.normal(size=(7, 3))
+    q = random_quaternions(rng, (5, 7))
+    expected = quat.rotate(q.reshape(-1, 4), np.tile(vectors, (5, 1))).reshape(5, 7, 3)
+    np.testing.assert_allclose(quat.rotate_by_tables(q, quat.rotation_tables(vectors)), expected, rtol=0, atol=1e-14)
 
 
 @pytest.mark.parametrize("shape", [(3,), (1, 3), (9, 3), (4, 5, 3), (300, 4), (2, 2, 4)])

@@ -382,3 +382,28 @@ def test_visible_jumps_are_the_kept_jumps_a_viewer_sees():
         np.testing.assert_allclose(np.degrees(turns), [30.5])
     for frames in (1, 2):  # too short to tell a jump from motion
         assert pose_jumps.visible_jumps(rotations[39 : 39 + frames], np.arange(frames))[0].size == 0
+
+
+def test_a_frame_between_two_misses_that_lands_on_another_branch_tries_again(monkeypatch):
+    """Between two frames missing their goals on one branch, a frame whose start lands on
+    another branch, where it misses by far more (here a bone's second window, pointing away),
+    is solved again from its neighbour's pose and misses as they do."""
+    from quat_ik_addon.solver.limits import BallJoint
+    from quat_ik_addon.solver.reach_windows import ConeWindow
+
+    windows = (
+        ConeWindow(np.array([1.0, 0.0, 0.0]), np.radians(40.0)),
+        ConeWindow(np.array([-1.0, 0.0, 0.0]), np.radians(40.0)),
+    )
+    chain = Chain(("bone",), [[1.0, 0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]], [1.0], (BallJoint(windows),))
+    goal = 3.0 * np.array([np.cos(np.radians(70.0)), np.sin(np.radians(70.0)), 0.0])  # out of reach, nearer +x
+    frames = sequence._Frames(chain, Goals.of(np.tile(goal, (3, 1))), SolveSettings(tolerance=1e-3))
+    closest = solve(chain, goal[None], start_rotations=quat.rotation_from_y(np.array([[1.0, 0.0, 0.0]])))
+    frames.keep(np.array([0, 2]), np.repeat(closest.rotations, 2, axis=0), np.zeros(2, dtype=bool))
+    away = quat.rotation_from_y(np.array([[-1.0, 0.0, 0.0]]))[:, None]  # inside the other window
+    monkeypatch.setattr(sequence, "between_poses", lambda poses, *_: away.copy())
+    sequence._fill_between(frames, np.array([0, 2]))
+    miss = frames.miss(np.arange(3), frames.rotations)
+    assert miss[0] == pytest.approx(closest.position_error[0], abs=1e-9)
+    assert miss[1] <= miss[0] + 1e-6
+    assert np.max(chain.limit_violation(frames.rotations)) < 1e-9
