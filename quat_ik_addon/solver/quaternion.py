@@ -140,22 +140,28 @@ def _rotated(q, v):
     return [v_i + w * t_i + c_i for v_i, t_i, c_i in zip(v, t, _cross(u, t), strict=True)]
 
 
-def rotation_tables(vectors: ArrayLike) -> Array:
-    """Per vector v (..., 3), the table T (..., 16, 3) with q·v = (q ⊗ q)·T for unit q: the
-    rotation written as the quadratic form (w² − |u|²)v + 2u(u·v) + 2w(u × v), polarised."""
-    vectors = np.asarray(vectors, dtype=float)
+def _rotation_matrix_table() -> Array:
+    """(16, 3, 3) T with R(q) = Σ_ab q_a q_b T[4a + b] for unit q: the rotation matrix written
+    as the quadratic form (w² − |u|²)I + 2uuᵀ + 2w[u]×, polarised."""
 
-    def image(q):
+    def matrix(q):
         w, u = q[0], q[1:]
-        return (w * w - u @ u) * vectors + 2.0 * (vectors @ u)[..., None] * u + 2.0 * w * cross(u, vectors)
+        cross_matrix = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+        return (w * w - u @ u) * np.eye(3) + 2.0 * np.outer(u, u) + 2.0 * w * cross_matrix
 
     basis = np.eye(4)
-    table = np.empty((*vectors.shape[:-1], 4, 4, 3))
-    for i in range(4):
-        for j in range(4):
-            # The symmetric bilinear form of a quadratic Q: B(a, b) = (Q(a + b) − Q(a) − Q(b)) / 2.
-            table[..., i, j, :] = 0.5 * (image(basis[i] + basis[j]) - image(basis[i]) - image(basis[j]))
-    return table.reshape(*vectors.shape[:-1], 16, 3)
+    # The symmetric bilinear form of a quadratic Q: B(a, b) = (Q(a + b) − Q(a) − Q(b)) / 2.
+    return np.array(
+        [0.5 * (matrix(basis[a] + basis[b]) - matrix(basis[a]) - matrix(basis[b])) for a in range(4) for b in range(4)]
+    )
+
+
+_ROTATION_MATRIX_TABLE = _rotation_matrix_table()
+
+
+def rotation_tables(vectors: ArrayLike) -> Array:
+    """Per vector v (..., 3), the table T_v (..., 16, 3) with q·v = (q ⊗ q)·T_v for unit q."""
+    return np.einsum("kcj,...j->...kc", _ROTATION_MATRIX_TABLE, np.asarray(vectors, dtype=float))
 
 
 def rotate_by_tables(q: ArrayLike, tables: Array) -> Array:
@@ -170,8 +176,8 @@ def rotate_by_tables(q: ArrayLike, tables: Array) -> Array:
 # half the time of the cross-product form there); beyond, the per-component formula streams
 # better (measured as for _BilinearProduct).
 _ROTATE_MATRIX_ROWS = 192
-# (16, 9): the rotation matrix (row-major) of unit q is (q ⊗ q) @ this (columns R·e_c).
-_MATRIX_TABLE = rotation_tables(np.eye(3)).transpose(1, 2, 0).reshape(16, 9)
+# (16, 9): the rotation matrix (row-major) of unit q is (q ⊗ q) @ this.
+_MATRIX_TABLE = _ROTATION_MATRIX_TABLE.reshape(16, 9)
 
 
 def rotate(q: ArrayLike, v: ArrayLike) -> Array:
