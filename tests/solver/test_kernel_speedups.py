@@ -269,3 +269,11 @@ def test_elliptic_clamp_by_its_secular_equation_equals_the_scan(rng, half_angles
     np.testing.assert_allclose(np.einsum("ij,ij->i", batched, d), np.einsum("ij,ij->i", scanned, d), rtol=0, atol=1e-14)
     np.testing.assert_allclose(one_by_one, batched[:300], rtol=0, atol=1e-12)
     assert np.all(window.contains(batched, 1e-12))
+
+
+def test_product_matrices_multiply_from_either_side(rng):
+    """Forward kinematics multiplies by each bone's rest rotation as a constant 4×4 matrix."""
+    p, q = random_quaternions(rng, (6,)), random_quaternions(rng, (6,))
+    before, after = quat.product_matrices(p)
+    np.testing.assert_allclose((before @ q[..., None])[..., 0], quat.multiply(p, q), rtol=0, atol=1e-15)
+    np.testing.assert_allclose((after @ q[..., None])[..., 0], quat.multiply(q, p), rtol=0, atol=1e-15)
