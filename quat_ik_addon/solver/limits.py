@@ -223,7 +223,13 @@ class BallJoint:
 
     def _join(self, direction: Array, twist: Array) -> Array:
         """The rotation with this bone direction and twist (``split``'s inverse)."""
-        return quat.multiply(self.untwisted(direction), quat.from_y_angle(twist))
+        if self.twist_reference is None:
+            return quat.from_swing_twist_y(direction, twist)
+        # M·q = S(M·d)·T(twist) (``untwisted``'s reasoning, twisted).
+        reference = self.twist_reference
+        return quat.multiply(
+            quat.conjugate(reference), quat.from_swing_twist_y(quat.rotate(reference, direction), twist)
+        )
 
     @property
     def reach(self) -> ReachWindows | None:

@@ -69,6 +69,20 @@ def test_swing_twist_reconstructs_the_rotation(q):
     assert -np.pi < twist <= np.pi
 
 
+@given(quaternions)
+def test_from_swing_twist_is_the_product_of_its_swing_and_twist(q):
+    d, twist = quat.swing_twist_y(q)
+    joined = quat.from_swing_twist_y(d, twist)
+    np.testing.assert_allclose(joined, quat.multiply(quat.rotation_from_y(d), quat.from_y_angle(twist)), atol=1e-12)
+    assert quat.angle_between(joined, q) < 1e-7
+
+
+def test_from_swing_twist_straight_down_turns_half_about_z_then_twists():
+    np.testing.assert_allclose(quat.from_swing_twist_y([0.0, -1.0, 0.0], 0.0), [0, 0, 0, 1])
+    twisted = quat.from_swing_twist_y([0.0, -1.0, 0.0], 0.5)
+    np.testing.assert_allclose(twisted, quat.multiply([0, 0, 0, 1], quat.from_y_angle(0.5)), atol=1e-15)
+
+
 @given(st.floats(-3.1, 3.1), vectors)
 def test_twist_about_recovers_a_pure_axis_rotation(angle, axis):
     axis = axis / np.linalg.norm(axis)
