@@ -277,12 +277,18 @@ def rotation_from_y(d: ArrayLike) -> Array:
     vec_roll_to_mat3 guards the same spot). For d = −Y the result is 180° about +Z, the choice
     Blender makes for a bone pointing down −Y.
     """
-    d = np.asarray(d, dtype=float)
+    real, x, z, antiparallel = _simple_from_y(np.asarray(d, dtype=float))
+    q = np.stack((real, x, np.zeros_like(real), z), axis=-1)
+    return np.where(antiparallel[..., None], np.array([0.0, 0.0, 0.0, 1.0]), normalize(q))
+
+
+def _simple_from_y(d: Array) -> tuple[Array, Array, Array, NDArray[np.bool_]]:
+    """``rotation_from_y``'s quaternion before normalising, as its w, x and z components (its y
+    is 0), and where d points straight down −Y (there: (0, 0, 0, 1))."""
     across_squared = d[..., 0] ** 2 + d[..., 2] ** 2
     real = np.where(d[..., 1] >= 0.0, 1.0 + d[..., 1], across_squared / np.maximum(1.0 - d[..., 1], 1e-300))
-    q = np.stack((real, d[..., 2], np.zeros_like(real), -d[..., 0]), axis=-1)
     antiparallel = (d[..., 1] < 0.0) & (across_squared <= _ANTIPARALLEL_EPSILON**2)
-    return np.where(antiparallel[..., None], np.array([0.0, 0.0, 0.0, 1.0]), normalize(q))
+    return real, d[..., 2], -d[..., 0], antiparallel
 
 
 def from_swing_twist_y(d: ArrayLike, twist: ArrayLike) -> Array:
@@ -290,15 +296,10 @@ def from_swing_twist_y(d: ArrayLike, twist: ArrayLike) -> Array:
     turned by ``twist`` about itself (``swing_twist_y``'s inverse). S has no y component, so
     with S = (w, x, 0, z) and T = (c, 0, s, 0) the product is (wc, xc − zs, ws, xs + zc),
     written out here without building either factor (a third of the numpy calls)."""
-    d = np.asarray(d, dtype=float)
     half = 0.5 * np.asarray(twist, dtype=float)
     cos, sin = np.cos(half), np.sin(half)
-    across_squared = d[..., 0] ** 2 + d[..., 2] ** 2
-    # S unnormalised as in rotation_from_y: (real, d_z, 0, −d_x); straight down −Y, (0, 0, 0, 1).
-    antiparallel = (d[..., 1] < 0.0) & (across_squared <= _ANTIPARALLEL_EPSILON**2)
-    real = np.where(d[..., 1] >= 0.0, 1.0 + d[..., 1], across_squared / np.maximum(1.0 - d[..., 1], 1e-300))
-    x = np.where(antiparallel, 0.0, d[..., 2])
-    z = np.where(antiparallel, 1.0, -d[..., 0])
+    real, x, z, antiparallel = _simple_from_y(np.asarray(d, dtype=float))
+    real, x, z = np.where(antiparallel, 0.0, real), np.where(antiparallel, 0.0, x), np.where(antiparallel, 1.0, z)
     scale = 1.0 / np.sqrt(real * real + x * x + z * z)
     real, x, z = real * scale, x * scale, z * scale
     return np.stack((real * cos, x * cos - z * sin, real * sin, x * sin + z * cos), axis=-1)
