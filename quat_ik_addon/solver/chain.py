@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
+from .chain_clamp import ChainClamp
 from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike, parameter_key
 
 Array = NDArray[np.float64]
@@ -167,10 +168,11 @@ class Chain:
         """Every bone's rotation brought inside its limit: (N, n, 4)."""
         if len(self.limit_groups) == 1:  # one limit shape for every bone, in order
             return self.limit_groups[0][0].clamp(np.asarray(rotations, dtype=float))
-        rotations = np.array(rotations, dtype=float)
-        for limit, bones in self.limit_groups:
-            rotations[..., bones, :] = limit.clamp(rotations[..., bones, :])
-        return rotations
+        return self._clamp(rotations)
+
+    @cached_property
+    def _clamp(self) -> ChainClamp:
+        return ChainClamp(self.limit_groups)
 
     def limit_violation(self, rotations: ArrayLike) -> Array:
         """How far (radians) each bone sits outside its limit: (N, n)."""

@@ -264,7 +264,11 @@ class BallJoint:
         if self.reach is None and self.twist_range is None:
             return q
         # One split serves both the inside tests and the clamp of the rows outside.
-        direction, twist = self.split(q)
+        return self.clamp_split(q, *self.split(q))
+
+    def clamp_split(self, q: Array, direction: Array, twist: Array) -> Array:
+        """``clamp`` of unit rotations whose ``split`` is known; returns q itself when every
+        rotation is inside (a chain splits all its ball joints in one call: ``chain_clamp``)."""
         outside = ~self._inside(direction, twist)
         if not outside.any():
             return q

@@ -1,7 +1,8 @@
 """The fast code paths compute what the plain formulas they replace compute.
 
 Products switch between an outer-product table and per-component formulas by batch size,
-clamping runs once per group of alike limits, forward kinematics takes a prefix scan for small
+clamping runs once per group of alike limits (and a chain's ball joints and hinges share one
+split and one angle measurement each), forward kinematics takes a prefix scan for small
 batches, and the DLS Jacobian applies each joint's projector by joint kind. Each is checked
 here against the straightforward form, up to rounding (or exactly where the claim is exact).
 """
@@ -133,6 +134,8 @@ def mixed_chain(rng) -> Chain:
         HingeJoint(Z_AXIS),
         FixedJoint(),
         BallJoint((polygon,), twist, use_fast_paths=False),
+        BallJoint((ConeWindow(Y_AXIS, 0.6),), twist, twist_reference=quat.from_axis_angle(Z_AXIS, 1.2)),
+        BallJoint(),  # no limit: only normalises
     )
     n = len(limits)
     rest = random_quaternions(rng, (n,))
@@ -144,7 +147,7 @@ def mixed_chain(rng) -> Chain:
 def test_alike_limits_share_a_group_and_different_ones_do_not(rng):
     chain = mixed_chain(rng)
     groups = [bones.tolist() for _, bones in group_alike(chain.limits)]
-    assert groups == [[0, 2], [1, 7], [3, 10], [4, 8], [5], [6], [9], [11]]
+    assert groups == [[0, 2], [1, 7], [3, 10], [4, 8], [5], [6], [9], [11], [12], [13]]
     assert [bones.tolist() for _, bones in group_alike(limited_chain(10).limits)] == [
         [0, 3, 6, 9],
         [1, 7],
