@@ -10,16 +10,44 @@ arguments. See docs/headless.md.
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 import sys
+
+MAX_FRAME = 1_048_574  # Blender's last frame; the first is its negative
+FRAMES = re.compile(r"\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*)?")
 
 
 def _parse_frames(text: str) -> tuple[int, int]:
+    """START-END or one frame; either may be negative (``--frames=-10--1``)."""
+    match = FRAMES.fullmatch(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"frames must look like 1-250 (or -10--1), not {text!r}")
+    start, end = int(match[1]), int(match[2] or match[1])
+    if not -MAX_FRAME <= start <= MAX_FRAME or not -MAX_FRAME <= end <= MAX_FRAME:
+        raise argparse.ArgumentTypeError(f"frames run from -{MAX_FRAME} to {MAX_FRAME} in Blender, not {text!r}")
+    return start, end
+
+
+def _frame_step(text: str) -> int:
     try:
-        start, _, end = text.partition("-")
-        return int(start), int(end or start)
+        step = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"frames must look like 1-250, not {text!r}") from None
+        step = 0
+    if step < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of frames, 1 or more, not {text!r}")
+    return step
+
+
+def _tolerance(text: str) -> float:
+    try:
+        tolerance = float(text)
+    except ValueError:
+        tolerance = math.nan
+    if not (math.isfinite(tolerance) and tolerance >= 0.0):
+        raise argparse.ArgumentTypeError(f"must be a number, 0 or more, not {text!r}")
+    return tolerance
 
 
 def _frame_count(text: str) -> int:
@@ -39,8 +67,12 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     bake.add_argument("blend", help="the .blend file to open")
     bake.add_argument("--armature", default="", help="armature object (default: the file's active object)")
     bake.add_argument("--chain", default="", help="bake only this chain (name or tip bone); default: all enabled")
-    bake.add_argument("--frames", type=_parse_frames, help="frame range START-END (default: the scene's)")
-    bake.add_argument("--step", type=int, default=1, help="key every STEP frames (default 1)")
+    bake.add_argument(
+        "--frames",
+        type=_parse_frames,
+        help="frame range START-END (default: the scene's); with a negative start write --frames=-10-20",
+    )
+    bake.add_argument("--step", type=_frame_step, default=1, help="key every STEP frames (default 1)")
     bake.add_argument(
         "--into",
         choices=("active", "new", "nla"),
@@ -48,7 +80,7 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         help="the active action (default), a new action, or a new NLA strip",
     )
     bake.add_argument(
-        "--simplify", type=float, metavar="TOLERANCE", help="drop keys within TOLERANCE of a straight line"
+        "--simplify", type=_tolerance, metavar="TOLERANCE", help="drop keys within TOLERANCE of a straight line"
     )
     bake.add_argument(
         "--ease-jumps",
@@ -66,7 +98,15 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     out = bake.add_mutually_exclusive_group(required=True)
     out.add_argument("-o", "--output", help="write the baked file here")
     out.add_argument("--in-place", action="store_true", help="overwrite the input file")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    # Checked before Blender starts, so a typo costs no bake.
+    if not os.path.isfile(args.blend):
+        parser.error(f"no .blend file at {args.blend!r}")
+    if args.output is not None:
+        folder = os.path.dirname(os.path.abspath(args.output))
+        if os.path.isdir(args.output) or not os.path.isdir(folder):
+            parser.error(f"cannot write {args.output!r}: give a file name in an existing folder")
+    return args
 
 
 def _ensure_registered() -> None:
@@ -104,7 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"quat_ik bake failed: {str(error).strip()}", file=sys.stderr)
         return 1
     output = os.path.abspath(args.blend if args.in_place else args.output)
-    bpy.ops.wm.save_as_mainfile(filepath=output)
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=output)
+    except RuntimeError as error:
+        print(f"quat_ik bake could not save {output}: {str(error).strip()}", file=sys.stderr)
+        return 1
     print(f"quat_ik: saved {output}")
     return 0
 

@@ -16,6 +16,7 @@ anything changes.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -39,6 +40,7 @@ from . import (
 from .errors import ChainError
 
 DESTINATIONS = ("ACTIVE_ACTION", "NEW_ACTION", "NLA")
+MAX_FRAME = 1_048_574  # Blender's last frame (MAXFRAME); the first is its negative
 LISTED_JUMPS = 5  # frames named in a bake's jump warning; the panel's Next Pose Jump finds them all
 
 
@@ -94,14 +96,24 @@ class Bake:
             raise ChainError(f"Frame range {settings.frame_start}-{settings.frame_end} is empty")
         if settings.step < 1:
             raise ChainError("Frame step must be at least 1")
+        if settings.simplify and not (math.isfinite(settings.simplify_tolerance) and settings.simplify_tolerance >= 0):
+            raise ChainError(f"Redundant-key tolerance must be a number, 0 or more, not {settings.simplify_tolerance}")
         if settings.ease_jumps < 0:
             raise ChainError("Frames to ease jumps over cannot be negative")
         if not chains:
             raise ChainError(f"No chains to bake on '{ob.name}'")
         if settings.destination not in DESTINATIONS:
             raise ChainError(f"Unknown bake destination {settings.destination!r}")
+        if not -MAX_FRAME <= settings.frame_start <= settings.frame_end <= MAX_FRAME:
+            raise ChainError(
+                f"Frame range {settings.frame_start}-{settings.frame_end} reaches past Blender's frames "
+                f"(-{MAX_FRAME} to {MAX_FRAME})"
+            )
         rig_reader.check_armature(ob)
         anim = ob.animation_data
+        if anim is not None and anim.use_tweak_mode:
+            # The tweaked strip's action plays remapped in time: keys would land on other frames.
+            raise ChainError(f"'{ob.name}' is in NLA tweak mode: leave it (Tab in the NLA editor) before baking")
         if settings.destination == "ACTIVE_ACTION" and anim is not None and anim.action is not None:
             if not compat.is_editable(anim.action):
                 raise ChainError(f"The active action '{anim.action.name}' is linked and cannot be changed")
@@ -111,7 +123,10 @@ class Bake:
         self.settings = settings
         self.rigs, self.options = [], []
         for chain in self.chains:
-            rig, options = pose_solve.rig_and_options(ob, chain)
+            try:
+                rig, options = pose_solve.rig_and_options(ob, chain)
+            except ChainError as error:
+                raise ChainError(f"Chain '{chain.name}': {error}") from None
             if settings.ease_jumps:  # in keys: a bake keys every step-th frame
                 options = replace(options, ease_jumps=-(-settings.ease_jumps // settings.step))
             if settings.cyclic:
@@ -172,7 +187,10 @@ class Bake:
                     started = time.perf_counter()
                     scene.frame_set(int(f))
                     for rig, inputs in zip(self.rigs, self.inputs, strict=True):
-                        inputs.append(rig_reader.read_frame_inputs(rig, depsgraph))
+                        try:
+                            inputs.append(rig_reader.read_frame_inputs(rig, depsgraph))
+                        except ChainError as error:
+                            raise ChainError(f"Chain '{rig.chain_name}', frame {int(f)}: {error}") from None
                     self.seconds["gather"] += time.perf_counter() - started
                     yield (i + 1) / len(self.frames)
         finally:
@@ -207,7 +225,7 @@ class Bake:
         self.seconds["solve"] = time.perf_counter() - started
         failed = [s.error for s in self.solutions if s.error is not None]
         if failed:
-            raise ChainError(failed[0])
+            raise ChainError(failed[0])  # names its chain (``chain_solve``)
         return self.solutions
 
     @staticmethod

@@ -209,6 +209,24 @@ def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
     return warned
 
 
+def _check_finite(rig, target_world, orientation_world, pole_world, root_world) -> None:
+    """ChainError naming the input whose (F, 4, 4) world transforms hold NaN or infinity."""
+    inputs = (
+        ("target", rig.target_object, rig.target_bone, target_world),
+        ("orientation target", rig.orientation_object, rig.orientation_bone, orientation_world),
+        ("pole target", rig.pole_object, rig.pole_bone, pole_world),
+        ("armature", rig.armature, rig.root_parent, root_world),
+    )
+    for what, ob, bone, world in inputs:
+        if world is None:
+            continue
+        bad = ~np.all(np.isfinite(world.reshape(len(world), -1)), axis=1)
+        if bad.any():
+            name = getattr(ob, "name", "?") + (f" > {bone}" if bone else "")
+            frames = f" at {np.count_nonzero(bad)} of the {len(bad)} frames" if len(bad) > 1 else ""
+            raise ChainError(f"the {what} '{name}' has a location or rotation that is not a number{frames}")
+
+
 def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> ChainSolution:
     rig, inputs = job.rig, job.inputs
     parent_old = inputs.root_parent_armature
@@ -219,6 +237,7 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
     target_world = corrections.moved(rig.target_anchor, inputs.object_world, inputs.target_world)
     orientation_world = corrections.moved(rig.orientation_anchor, inputs.object_world, inputs.orientation_world)
     pole_world = corrections.moved(rig.pole_anchor, inputs.object_world, inputs.pole_world)
+    _check_finite(rig, target_world, orientation_world, pole_world, root_world)
     to_root = _invert(root_world, f"root frame of chain '{rig.chain_name}'")
     target_root = np.einsum("fij,fj->fi", to_root, target_world[:, :, 3])[:, :3]
     orientations = None

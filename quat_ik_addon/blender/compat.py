@@ -69,16 +69,25 @@ def object_slot(action: Action, ob: Object, *, assign: bool) -> ActionSlot | Non
     slot = None
     if anim is not None and anim.action == action and anim.action_slot is not None:
         slot = anim.action_slot
+    # Never a slot that animates another ID: an action shared between two rigs keeps each
+    # rig's keys in its own slot (Blender's keyframe_insert makes a new slot there too).
+    free = [s for s in action.slots if not _animates_another(s, ob)]
     if slot is None:
         identifier = "OB" + ob.name
-        slot = next((s for s in action.slots if s.identifier == identifier), None)
+        slot = next((s for s in free if s.identifier == identifier), None)
     if slot is None:
-        slot = next((s for s in action.slots if _slot_id_type(s) == "OBJECT"), None)
+        slot = next((s for s in free if _slot_id_type(s) == "OBJECT"), None)
     if slot is None:
         slot = action.slots.new(id_type="OBJECT", name=ob.name)
     if assign and anim is not None and anim.action == action and anim.action_slot != slot:
         anim.action_slot = slot
     return slot
+
+
+def _animates_another(slot, ob: Object) -> bool:
+    """True if an ID other than ``ob`` plays ``slot``."""
+    users = slot.users() if hasattr(slot, "users") else ()
+    return any(user != ob for user in users)
 
 
 def _slot_id_type(slot) -> str:

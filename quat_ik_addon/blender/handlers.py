@@ -63,7 +63,9 @@ def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
         key = (ob.name_full, report.chain.name)
         if report.error:
             runtime.stats["failures"] += 1
-            runtime.report_once(key, f"{reason} solve on '{ob.name}' failed: {report.error}")
+            # Once per problem, whichever handler meets it first (a Per Frame chain is solved on
+            # edits and on frame changes alike).
+            runtime.report_once(key, f"'{ob.name}' not solved {reason}: {report.error}", report.error)
         else:
             runtime.clear_reports(key)
     return reports
@@ -75,9 +77,9 @@ def _solve_live(ob, chains, changed, depsgraph, fingerprints) -> None:
     from . import live_inputs, pose_solve
 
     if not runtime.finishes_at_rest(bpy.app.background):
-        _solve(ob, changed, depsgraph, reason="Live")
+        _solve(ob, changed, depsgraph, reason="after an edit")
         return
-    reports = _solve(ob, changed, depsgraph, reason="Live", effort=pose_solve.Effort.MOVING)
+    reports = _solve(ob, changed, depsgraph, reason="after an edit", effort=pose_solve.Effort.MOVING)
     # Chains short of their goals: this update's, and those an earlier update left that this
     # one did not solve (their inputs did not change).
     short = {
@@ -121,7 +123,7 @@ def run_resting(now: float | None = None) -> float | None:
             unfinished = [c for c in _chains(ob, {"LIVE"}) if not c.status_converged]
             if unfinished:
                 runtime.stats["resting_solves"] += 1
-                _solve(ob, unfinished, depsgraph, reason="Live")
+                _solve(ob, unfinished, depsgraph, reason="after an edit")
 
         _run_guarded(ob, "Live solve", work)
     due = [when for when, _inputs, _short in runtime.resting_due.values()]
@@ -193,7 +195,7 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
             chains = _chains(ob, LIVE_MODES)
             per_frame = {index for index, chain in enumerate(chains) if chain.mode in FRAME_MODES}
             solving = live_inputs.with_chains_below(ob, chains, per_frame)
-            _solve(ob, solving, depsgraph, reason="Per-frame")
+            _solve(ob, solving, depsgraph, reason="on a frame change")
             # The live handler need not solve the same inputs again (the other Live chains'
             # stay as they last solved them: the next edit catches them up).
             runtime.last_inputs[key] = live_inputs.solved_now(

@@ -105,9 +105,11 @@ class QUATIK_PT_bone_limits(bpy.types.Panel):
 
     @staticmethod
     def _draw_ball(layout, limits) -> None:
-        layout.label(text="Reach Windows (none: swing is free)")
+        layout.label(text="Reach Windows")
         row = layout.row()
         row.template_list("QUATIK_UL_windows", "", limits, "windows", limits, "active_window_index", rows=2)
+        if not limits.windows:
+            layout.label(text="No window: the bone may point anywhere", icon="INFO")
         col = row.column(align=True)
         col.operator_menu_enum("quat_ik.window_add", "shape", icon="ADD", text="")
         col.operator("quat_ik.window_remove", icon="REMOVE", text="")
@@ -138,7 +140,9 @@ class QUATIK_PT_bone_limits(bpy.types.Panel):
                     col.operator("quat_ik.polygon_split_convex", icon="MOD_EXPLODE", text="")
                     if 0 <= window.active_vertex_index < len(window.vertices):
                         corner = window.vertices[window.active_vertex_index]
-                        box.prop(corner, "angles", text=f"Corner {window.active_vertex_index + 1}")
+                        col = box.column(align=True)
+                        col.prop(corner, "angles", index=0, text=f"Corner {window.active_vertex_index + 1} X")
+                        col.prop(corner, "angles", index=1, text="Z")
                 box.prop(window, "use_x_axis")
                 if window.use_x_axis:
                     box.prop(window, "x_axis")

@@ -33,6 +33,10 @@ class _LockWrapper:
     def _lock(self, q: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    @property
+    def stiffness(self) -> float:
+        return self.inner.stiffness
+
     def clamp(self, q: np.ndarray) -> np.ndarray:
         return self._lock(self.inner.clamp(q))
 

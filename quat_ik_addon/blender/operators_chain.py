@@ -52,14 +52,13 @@ def _solver_settings_layout(layout, data) -> None:
     col.prop(data, "clamp_mode")
     col.prop(data, "method")
     col.prop(data, "restarts")
-    if "learned_start" in caps:
-        row = col.row(align=True)
-        row.prop(data, "use_learned_start")
-        if isinstance(data, bpy.types.PropertyGroup):  # the panel, not the add-chain dialog
-            from . import learned_store
+    row = col.row(align=True)
+    row.prop(data, "use_learned_start")
+    if isinstance(data, bpy.types.PropertyGroup):  # the panel, not the add-chain dialog
+        from . import learned_store
 
-            row.operator("quat_ik.learn_start_poses", text="", icon="FILE_REFRESH")
-            col.label(text=f"Start poses: {learned_store.describe(data)}")
+        row.operator("quat_ik.learn_start_poses", text="", icon="FILE_REFRESH")
+        col.label(text=f"Start poses: {learned_store.describe(data)}")
 
 
 class QUATIK_OT_add_chain(bpy.types.Operator):

@@ -99,6 +99,14 @@ def ik_limit_ranges(pose_bone) -> tuple[AxisRange, AxisRange, AxisRange]:
 
 
 def _from_limit_rotation(constraint) -> tuple[AxisRange, AxisRange, AxisRange]:
+    """The constraint's X, Y and Z ranges; ValueError where a used range runs backwards."""
+    for a in "xyz":
+        minimum, maximum = getattr(constraint, f"min_{a}"), getattr(constraint, f"max_{a}")
+        if getattr(constraint, f"use_limit_{a}") and minimum > maximum:
+            raise ValueError(
+                f"its {a.upper()} minimum {math.degrees(minimum):.4g}° is above its maximum "
+                f"{math.degrees(maximum):.4g}°"
+            )
     return tuple(
         _axis(
             False,
@@ -146,15 +154,21 @@ class QUATIK_OT_limits_from_blender(bpy.types.Operator):
             bones += [pb for pb in (context.selected_pose_bones or ()) if pb != context.active_pose_bone]
         if not editable_armature(self, bones[0].id_data):
             return {"CANCELLED"}
-        converted = []
+        planned = []  # every bone's ranges read before any limit changes
         for pose_bone in bones:
             if self.source == "IK":
-                ranges = ik_limit_ranges(pose_bone)
-            else:
-                constraint = next((c for c in pose_bone.constraints if c.type == "LIMIT_ROTATION"), None)
-                if constraint is None:
-                    continue
-                ranges = _from_limit_rotation(constraint)
+                planned.append((pose_bone, ik_limit_ranges(pose_bone)))
+                continue
+            constraint = next((c for c in pose_bone.constraints if c.type == "LIMIT_ROTATION"), None)
+            if constraint is None:
+                continue
+            try:
+                planned.append((pose_bone, _from_limit_rotation(constraint)))
+            except ValueError as error:
+                self.report({"ERROR"}, f"Limit Rotation '{constraint.name}' of '{pose_bone.name}': {error}")
+                return {"CANCELLED"}
+        converted = []
+        for pose_bone, ranges in planned:
             kind = apply_axis_ranges(pose_bone.quat_ik, *ranges)
             converted.append(f"{pose_bone.name}: {kind.lower()}")
         if not converted:

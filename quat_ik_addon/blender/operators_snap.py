@@ -134,7 +134,11 @@ class QUATIK_OT_snap_target(bpy.types.Operator):
             self.report({"ERROR"}, f"Chain '{chain.name}': {error}")
             return {"CANCELLED"}
         moves = _planned_moves(rig, inputs, chain, with_pole=self.pole)
-        for ob_moved, _bone, _location, _rotation, what in moves:
+        for ob_moved, bone, _location, _rotation, what in moves:
+            if ob_moved == ob and bone is None:
+                # Moving the armature would carry the chain away from where it was snapped to.
+                self.report({"ERROR"}, f"The {what} of chain '{chain.name}' is its own armature: pick a bone")
+                return {"CANCELLED"}
             if not _editable(self, ob_moved, what):
                 return {"CANCELLED"}  # checked before anything moves: the scene stays as it was
         mover = _Mover(context)

@@ -14,7 +14,7 @@ from . import properties, runtime
 
 
 class QUATIK_UL_chains(bpy.types.UIList):
-    """The armature's chains in priority order: enabled, name, tip bone, mode."""
+    """The armature's chains in priority order: enabled, name, bone count, mode."""
 
     bl_idname = "QUATIK_UL_chains"
 
@@ -27,7 +27,8 @@ class QUATIK_UL_chains(bpy.types.UIList):
         state = "ERROR" if item.status_message and not item.status_converged else ""
         if state:
             sub.label(text="", icon="ERROR")
-        sub.label(text=f"{item.tip_bone} ×{item.chain_length}")
+        # The name is usually the tip bone's: the length alone keeps narrow sidebars readable.
+        sub.label(text=f"×{item.chain_length}")
         sub.prop(item, "mode", text="", icon_only=True, emboss=False)
 
 
@@ -94,7 +95,7 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
 
         row = layout.row(align=True)
         row.operator("quat_ik.solve", icon="CON_KINEMATIC", text="Solve Now").chains = "ACTIVE"
-        row.operator("quat_ik.bake", icon="REC", text="Bake")
+        row.operator("quat_ik.bake", icon="REC", text="Bake").chains = "ACTIVE"
 
 
 class _ChainSubPanel(_QuatIKPanel):
@@ -169,10 +170,10 @@ class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
         chain = properties.active_chain(context.object)
         if chain.status_message:
             box = layout.box()
-            for i, line in enumerate(_wrap(chain.status_message, 48)):
+            for i, line in enumerate(_wrap(chain.status_message, _label_characters(context))):
                 box.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
         if not chain.status_solved:
-            layout.label(text="Not solved yet")
+            layout.label(text="Pose left as it was" if chain.status_message else "Not solved yet")
             return
         col = layout.column(align=True)
         col.label(
@@ -198,7 +199,7 @@ def _draw_jumps(layout, chain) -> None:
 
     count, largest = len(jump_frames(chain)), math.degrees(chain.status_largest_jump)
     col = layout.column(align=True)
-    col.label(text=f"Pose jumps at {count} baked frame(s), up to {largest:.0f}°", icon="ERROR")
+    col.label(text=f"{count} pose jump{'s' if count != 1 else ''}, up to {largest:.0f}°", icon="ERROR")
     row = col.row(align=True)
     row.operator("quat_ik.next_jump", text="Previous", icon="PREV_KEYFRAME").previous = True
     row.operator("quat_ik.next_jump", text="Next", icon="NEXT_KEYFRAME").previous = False
@@ -207,6 +208,21 @@ def _draw_jumps(layout, chain) -> None:
 def _wrap(text: str, width: int) -> list[str]:
     """Lines of at most ``width`` characters, broken between words (panel labels do not wrap)."""
     return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+
+
+# Average width of a label character at UI scale 1 (Blender's default font at 11 pt), and the
+# room a boxed label's icon and margins take: measured on the default 3.4 and 5.0 themes.
+LABEL_CHARACTER_PX = 6.5
+BOXED_LABEL_MARGIN_PX = 50
+
+
+def _label_characters(context) -> int:
+    """How many characters a boxed label line holds in this region (48 without a region)."""
+    region = getattr(context, "region", None)
+    if region is None or region.width <= 1:
+        return 48
+    scale = context.preferences.system.ui_scale
+    return max(16, int((region.width - BOXED_LABEL_MARGIN_PX * scale) / (LABEL_CHARACTER_PX * scale)))
 
 
 def draw_pose_ik_menu(self, context):

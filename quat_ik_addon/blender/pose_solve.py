@@ -122,6 +122,7 @@ def record_status(chain, report: ChainReport, jump_frames=(), largest_jump: floa
     if report.error is not None:
         _set_if_changed(chain, "status_message", report.error)
         _set_if_changed(chain, "status_converged", False)
+        _set_if_changed(chain, "status_solved", False)  # the figures are an older solve's
         return
     outcome = report.solution.outcome
     warnings = report.solution.rig.warnings

@@ -227,7 +227,9 @@ class QuatIKChain(bpy.types.PropertyGroup):
     )
 
     # Written by solves; no update callback (writing them is not a settings change).
-    status_solved: BoolProperty(name="Solved", description="The chain has been solved at least once")
+    status_solved: BoolProperty(
+        name="Solved", description="The chain's last solve ran (the status figures are its own)"
+    )
     status_converged: BoolProperty(name="Converged", description="The last solve reached the target within tolerance")
     status_error: FloatProperty(
         name="Error",

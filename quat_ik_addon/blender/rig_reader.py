@@ -88,7 +88,8 @@ def check_armature(ob) -> None:
     if ob is None:
         raise ChainError("No active object: select an armature")
     if ob.type != "ARMATURE":
-        raise ChainError(f"'{ob.name}' is a {ob.type.lower()}, not an armature")
+        kind = ob.type.lower().replace("_", " ")
+        raise ChainError(f"'{ob.name}' is {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not an armature")
     if not compat.is_editable(ob):
         where = compat.linked_from(ob)
         raise ChainError(
@@ -239,6 +240,8 @@ def read_chain_rig(ob, chain) -> ChainRig:
         local = bone.matrix_local if parent_rest is None else parent_rest.inverted() @ bone.matrix_local
         rest_rotation = local.to_quaternion()
         offset = np.array(local.translation) + np.array(rest_rotation @ pose_bone.location)
+        if not np.all(np.isfinite(offset)) or not np.all(np.isfinite(pose_bone.scale)):
+            raise ChainError(f"Bone '{name}' has a location or scale that is not a number")
         rest_offsets.append(offset * cumulative_scale)
 
         scale = np.array(pose_bone.scale)
@@ -266,6 +269,8 @@ def read_chain_rig(ob, chain) -> ChainRig:
         parent_rest = bone.matrix_local
 
     offset = np.array(chain.effector_offset) * cumulative_scale
+    if not np.all(np.isfinite(offset)):
+        raise ChainError(f"Effector Offset is not a number {tuple(chain.effector_offset)}")
     try:
         solver_chain = Chain(
             bone_names=bone_names,

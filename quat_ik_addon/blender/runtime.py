@@ -72,11 +72,13 @@ def forget_all() -> None:
     bump()
 
 
-def report_once(key, message: str) -> bool:
-    """Print ``message`` the first time it occurs for ``key``; True when it was printed."""
-    if (key, message) in reported:
+def report_once(key, message: str, problem: str | None = None) -> bool:
+    """Print ``message`` the first time its ``problem`` (default: the message itself) occurs for
+    ``key``; True when it was printed."""
+    entry = (key, message if problem is None else problem)
+    if entry in reported:
         return False
-    reported.add((key, message))
+    reported.add(entry)
     print(f"Quat IK: {message}")
     return True
 

@@ -80,6 +80,9 @@ class Chain:
             raise ValueError("a chain needs at least one bone")
         if np.any(self.lengths <= 0.0) or not np.all(np.isfinite(self.lengths)):
             raise ValueError(f"bone lengths must be positive and finite: {self.lengths}")
+        for name in ("rest_rotations", "rest_offsets", "effector_offset"):
+            if not np.all(np.isfinite(getattr(self, name))):
+                raise ValueError(f"{name.replace('_', ' ')} contain NaN or infinity")
         tip_vector = np.array([0.0, self.lengths[-1], 0.0]) + self.effector_offset
         reach = float(np.sum(np.linalg.norm(self.rest_offsets[1:], axis=-1)) + np.linalg.norm(tip_vector))
         # Read on every iteration of every solve: computed once.
@@ -136,6 +139,18 @@ class Chain:
     def hinge_axes(self) -> Array:
         """(h, 3) the hinge axes of ``hinge_bones``, each in its bone's rest frame."""
         return np.array([self.limits[i].axis for i in self.hinge_bones]).reshape(-1, 3)
+
+    @cached_property
+    def step_shares(self) -> Array | None:
+        """(n,) the share of a step each joint takes, 1 − stiffness (Zhong 2000's damping along
+        the chain); None when every joint takes all of it. Fixed joints, which never move, count 1."""
+        shares = np.array(
+            [
+                1.0 if isinstance(limit, FixedJoint) else 1.0 - min(max(limit.stiffness, 0.0), 1.0)
+                for limit in self.limits
+            ]
+        )
+        return None if np.all(shares == 1.0) else shares
 
     @cached_property
     def fixed_bones(self) -> NDArray[np.intp]:

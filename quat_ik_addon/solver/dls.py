@@ -59,11 +59,18 @@ def _orientation_residual(goals: Goals, tip: Array) -> tuple[Array, Array] | Non
 class _AllowedTurns:
     """Projectors onto each joint's allowed rotations at a pose, in the root frame: identity for
     ball and free joints, a aᵀ for a hinge about a, zero for a fixed joint. Applied by joint
-    kind, so ball and free joints cost nothing."""
+    kind, so ball and free joints cost nothing.
+
+    A stiff joint's columns are also scaled by √(1 − stiffness), and so is its share of the
+    step (``run_dls``): weighted least norm, min ‖J Δθ − e‖² + λ²‖W⁻¹Δθ‖² with W = diag(√(1 − s)),
+    gives Δθ = W·(J W)ᵀ y, so each joint turns (1 − s) of what it would, the others make up
+    for it, and stiffness 1 never moves (as a CCD step scaled by 1 − s; Zhong 2000)."""
 
     def __init__(self, chain: Chain, pre: Array):
         self.hinges = chain.hinge_bones
         self.fixed = chain.fixed_bones
+        shares = chain.step_shares
+        self.weights = None if shares is None else np.sqrt(shares)
         self.pre = pre
         if self.hinges.size:
             axes = quat.rotate(pre[:, self.hinges], chain.hinge_axes)
@@ -97,6 +104,8 @@ class _AllowedTurns:
         if self.pressed is not None:
             rows, joints, projectors = self.pressed
             blocks[rows, joints] = blocks[rows, joints] @ projectors
+        if self.weights is not None:
+            blocks *= self.weights[:, None, None]
         return blocks
 
     def of_vectors(self, vectors: Array) -> Array:
@@ -108,6 +117,8 @@ class _AllowedTurns:
         if self.pressed is not None:
             rows, joints, projectors = self.pressed
             vectors[rows, joints] = np.einsum("kij,kj->ki", projectors, vectors[rows, joints])
+        if self.weights is not None:
+            vectors *= self.weights[:, None]
         return vectors
 
 
@@ -245,6 +256,8 @@ def run_dls(
                 seen = np.einsum("nmc,nc->nm", jacobian, toward)
                 step += toward - np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(exact, seen[..., None])[..., 0])
         step = step.reshape(len(rows), n, 3)
+        if allowed.weights is not None:
+            step *= allowed.weights[:, None]  # from weighted coordinates back to joint turns
         largest = np.max(quat.length(step), axis=-1)
         step *= np.minimum(1.0, MAX_JOINT_STEP / np.maximum(largest, 1e-300))[:, None, None]
         trial, trial_pressed = _apply(chain, rotations[rows], pre, step)

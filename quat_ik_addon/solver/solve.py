@@ -138,6 +138,9 @@ def _restart(
             near = np.tile(np.arange(candidates) < (candidates + 1) // 2, unmet.size)
             temperature = np.tile(0.05 * 2.0 ** np.arange(candidates), unmet.size)[near]
             starts[near] = _shaken(chain, reference[rows[near]], temperature, rng)
+        if chain.step_shares is not None:
+            held = chain.step_shares == 0.0  # stiffness 1: the joint stays as it is
+            starts[:, held] = rotations[rows][:, held]
         # A restart either converges quickly or is one of the dead ends it is escaping.
         budget = replace(settings, max_iterations=min(settings.max_iterations, settings.restart_iterations))
         trial, trial_iterations, (trial_position, trial_orientation, _) = run_method(

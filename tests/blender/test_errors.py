@@ -1,4 +1,5 @@
-"""Bad input: a clear error and an unchanged scene (see sessions/errors.py)."""
+"""Bad input: a clear error and an unchanged scene (see sessions/errors.py); and a bake keeps
+what is not its own (sessions/shared_action.py)."""
 
 import pytest
 
@@ -7,3 +8,7 @@ pytestmark = pytest.mark.bpy
 
 def test_error_paths_report_and_change_nothing(run_session):
     run_session("errors.py")
+
+
+def test_a_bake_into_an_action_another_rig_plays_keeps_that_rigs_keys(run_session):
+    run_session("shared_action.py")

@@ -51,6 +51,29 @@ def test_python_module_command_line(run_session, extension_zip: Path, tmp_path: 
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "--ease-jumps: must be a whole number of frames, 0 or more, not '-3'" in refused.stderr
     assert not (tmp_path / "never.blend").exists()
+    negative = _run([*command[:-2], "--frames=-4-2", "-o", str(tmp_path / "negative.blend")], tmp_path, user)
+    assert negative.returncode == 0 and "over 7 frames" in negative.stdout, negative.stdout + negative.stderr
+
+
+@pytest.mark.bpy
+@pytest.mark.parametrize(
+    ("case", "arguments", "message"),
+    [
+        ("missing input", ["missing.blend", "-o", "out.blend"], "no .blend file at 'missing.blend'"),
+        ("output folder missing", ["smoke.blend", "-o", "nowhere/out.blend"], "give a file name in an existing folder"),
+        ("output is a folder", ["smoke.blend", "-o", "."], "give a file name in an existing folder"),
+        ("step 0", ["smoke.blend", "--step", "0", "-o", "out.blend"], "--step: must be a whole number of frames, 1"),
+        ("NaN tolerance", ["smoke.blend", "--simplify", "nan", "-o", "out.blend"], "--simplify: must be a number"),
+        ("frames past Blender's", ["smoke.blend", "--frames", "1-99999999", "-o", "out.blend"], "frames run from"),
+        ("frames not a range", ["smoke.blend", "--frames", "1..5", "-o", "out.blend"], "frames must look like 1-250"),
+    ],
+)
+def test_command_line_refuses_bad_arguments_before_baking(tmp_path: Path, case, arguments, message) -> None:
+    (tmp_path / "smoke.blend").write_bytes(b"BLENDER")  # never opened: the arguments fail first
+    done = _run([sys.executable, "-m", "quat_ik_addon", "bake", *arguments], tmp_path, tmp_path / "user")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "out.blend").exists()
 
 
 @pytest.mark.blender_binary

@@ -170,8 +170,14 @@ def matrix_distance(a: Matrix, b: Matrix) -> float:
 # ---------------------------------------------------------------- snapshots
 
 
+def _number(value: float, digits: int = 7):
+    """``value`` rounded; NaN as a string, so a snapshot holding NaN equals itself."""
+    value = float(value)
+    return "nan" if math.isnan(value) else round(value, digits)
+
+
 def _rounded(values, digits: int = 7) -> tuple:
-    return tuple(round(float(v), digits) for v in values)
+    return tuple(_number(v, digits) for v in values)
 
 
 _DERIVED_HANDLES = {"AUTO", "AUTO_CLAMPED", "VECTOR"}
@@ -219,7 +225,7 @@ def _settings(group) -> tuple:
         elif hasattr(value, "__len__") and not isinstance(value, str):
             value = _rounded(value)
         elif isinstance(value, float):
-            value = round(value, 7)
+            value = _number(value)
         out.append((prop.identifier, value))
     return tuple(out)
 

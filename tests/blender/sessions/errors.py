@@ -6,6 +6,7 @@ the frame), runs the operator, checks the error text and compares the snapshot.
 argv: WORKDIR
 """
 
+import math
 import sys
 from pathlib import Path
 
@@ -103,6 +104,62 @@ chain.target_object = target
 expect_error("bake, unknown chain name", bpy.ops.quat_ik.bake, "no chain 'Leg'", chain_name="Leg")
 expect_error("bake, unknown armature", bpy.ops.quat_ik.bake, "armature 'Nobody' not found", armature="Nobody")
 expect_error("bake, empty frame range", bpy.ops.quat_ik.bake, "is empty", frame_start=10, frame_end=5)
+
+# ---- numbers that are not numbers, and frames Blender does not have
+chain.effector_offset = (math.nan, 0.0, 0.0)
+expect_error("solve, effector offset NaN", bpy.ops.quat_ik.solve, "Effector Offset is not a number")
+expect_error(
+    "bake, effector offset NaN", bpy.ops.quat_ik.bake, "Effector Offset is not a number", frame_start=1, frame_end=5
+)
+expect_error("snap, effector offset NaN", bpy.ops.quat_ik.snap_target, "Effector Offset is not a number")
+chain.effector_offset = (0.0, 0.0, 0.0)
+target.location = (math.nan, 0.0, 0.0)
+expect_error("bake, target location NaN", bpy.ops.quat_ik.bake, "target 'Target' has a location", frame_end=5)
+target.location = (1.0, 0.5, 2.0)
+expect_error("bake, frames past Blender's", bpy.ops.quat_ik.bake, "reaches past Blender's frames", frame_end=2**30)
+expect_error(
+    "bake, NaN redundant-key tolerance",
+    bpy.ops.quat_ik.bake,
+    "tolerance must be a number",
+    frame_end=5,
+    simplify=True,
+    simplify_tolerance=math.nan,
+)
+chain.target_object = ob
+expect_error("snap, target is the chain's own armature", bpy.ops.quat_ik.snap_target, "is its own armature")
+chain.target_object = target
+
+# ---- a bake while the armature's action is tweaked in the NLA (keys would land on other frames)
+track = ob.animation_data.nla_tracks.new()
+strip = track.strips.new("Keys", 100, ob.animation_data.action)
+ob.animation_data.action = None
+strip.select = True
+ob.animation_data.use_tweak_mode = True
+for destination in ("ACTIVE_ACTION", "NEW_ACTION", "NLA"):
+    expect_error(
+        f"bake into {destination} in NLA tweak mode",
+        bpy.ops.quat_ik.bake,
+        "NLA tweak mode",
+        frame_start=100,
+        frame_end=104,
+        destination=destination,
+    )
+ob.animation_data.use_tweak_mode = False
+ob.animation_data.action = strip.action
+ob.animation_data.nla_tracks.remove(track)
+
+# ---- Blender limits that cannot be converted
+rotation_limit = ob.pose.bones["B1"].constraints.new("LIMIT_ROTATION")
+rotation_limit.use_limit_y, rotation_limit.min_y, rotation_limit.max_y = True, 0.5, -0.5
+pose_mode(ob, "B1")
+expect_error(
+    "limits from a Limit Rotation whose range runs backwards",
+    bpy.ops.quat_ik.limits_from_blender,
+    "Y minimum 28.65° is above its maximum -28.65°",
+    source="LIMIT_ROTATION",
+)
+ob.pose.bones["B1"].constraints.remove(rotation_limit)
+pose_mode(ob, "B2")
 
 # ---- degenerate geometry: zero scale, a target at infinity
 ob.pose.bones["B1"].scale = (0.0, 0.0, 0.0)

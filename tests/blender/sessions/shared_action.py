@@ -1,0 +1,56 @@
+"""Session: a bake into an active action that another armature also plays keeps that
+armature's keys. Blender leaves the baked armature's slot empty when the action's one slot
+belongs to the other rig; the bake must make a slot of its own, not key into the other's.
+
+argv: WORKDIR
+"""
+
+import math
+
+import bpy
+
+from tests.blender.sessions.common import Checks, action_keys, add_chain, empty, reset_scene, straight_rig, submodule
+
+checks = Checks("a shared action keeps the other rig's keys")
+reset_scene()
+ob = straight_rig("Arm", 3)
+empty("Target", (1.0, 0.5, 2.0))
+add_chain(ob, "B2", 3, "Target", mode="MANUAL")
+other = straight_rig("Other", 3)
+shared = bpy.data.actions.new("Shared")
+other.animation_data_create()
+other.animation_data.action = shared
+for frame in (1, 5, 10):
+    other.pose.bones["B1"].rotation_quaternion = (math.cos(frame / 20), math.sin(frame / 20), 0.0, 0.0)
+    other.pose.bones["B1"].keyframe_insert("rotation_quaternion", frame=frame)
+ob.animation_data_create()
+ob.animation_data.action = shared
+compat = submodule("compat")
+
+
+def keys_of(armature):
+    """The keys the armature plays: its slot's channels (the whole action before 4.4)."""
+    if not compat.HAS_SLOTTED_ACTIONS:
+        return action_keys(shared)
+    slot = armature.animation_data.action_slot
+    bag = shared.layers[0].strips[0].channelbag(slot)
+    return {(c.data_path, c.array_index): tuple(tuple(k.co) for k in c.keyframe_points) for c in bag.fcurves}
+
+
+before = keys_of(other)
+result = bpy.ops.quat_ik.bake(armature="Arm", frame_start=1, frame_end=5)
+checks.check("the bake finished", result == {"FINISHED"}, result)
+if compat.HAS_SLOTTED_ACTIONS:
+    checks.check(
+        "the baked armature plays a slot of its own",
+        ob.animation_data.action_slot not in (None, other.animation_data.action_slot),
+        ob.animation_data.action_slot,
+    )
+    checks.check("the other armature's keys are as they were", keys_of(other) == before, keys_of(other))
+    baked = keys_of(ob)
+    checks.check(
+        "the baked keys are in the baked armature's slot",
+        len(baked.get(('pose.bones["B1"].rotation_quaternion', 0), ())) == 5,
+        sorted(baked),
+    )
+checks.close()
