@@ -30,14 +30,19 @@ def _parse_frames(text: str) -> tuple[int, int]:
     return start, end
 
 
-def _frame_step(text: str) -> int:
-    try:
-        step = int(text)
-    except ValueError:
-        step = 0
-    if step < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of frames, 1 or more, not {text!r}")
-    return step
+def _whole_frames(minimum: int):
+    """An argparse type: a whole number of frames, ``minimum`` or more."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be a whole number of frames, {minimum} or more, not {text!r}")
+        return value
+
+    return parse
 
 
 def _tolerance(text: str) -> float:
@@ -48,16 +53,6 @@ def _tolerance(text: str) -> float:
     if not (math.isfinite(tolerance) and tolerance >= 0.0):
         raise argparse.ArgumentTypeError(f"must be a number, 0 or more, not {text!r}")
     return tolerance
-
-
-def _frame_count(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number of frames, 0 or more, not {text!r}")
-    return count
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
@@ -72,7 +67,7 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         type=_parse_frames,
         help="frame range START-END (default: the scene's); with a negative start write --frames=-10-20",
     )
-    bake.add_argument("--step", type=_frame_step, default=1, help="key every STEP frames (default 1)")
+    bake.add_argument("--step", type=_whole_frames(1), default=1, help="key every STEP frames (default 1)")
     bake.add_argument(
         "--into",
         choices=("active", "new", "nla"),
@@ -84,7 +79,7 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     )
     bake.add_argument(
         "--ease-jumps",
-        type=_frame_count,
+        type=_whole_frames(0),
         default=0,
         metavar="FRAMES",
         help="spread each pose jump between solution branches over FRAMES frames, missing the target on the way",
