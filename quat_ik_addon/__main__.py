@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-MAX_FRAME = 1_048_574  # Blender's last frame; the first is its negative
+MAX_FRAME = 1_048_574  # blender.compat.MAX_FRAME, not imported: bpy loads after the arguments pass
 FRAMES = re.compile(r"\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*)?")
 
 

@@ -40,7 +40,6 @@ from . import (
 from .errors import ChainError
 
 DESTINATIONS = ("ACTIVE_ACTION", "NEW_ACTION", "NLA")
-MAX_FRAME = 1_048_574  # Blender's last frame (MAXFRAME); the first is its negative
 LISTED_JUMPS = 5  # frames named in a bake's jump warning; the panel's Next Pose Jump finds them all
 
 
@@ -104,10 +103,10 @@ class Bake:
             raise ChainError(f"No chains to bake on '{ob.name}'")
         if settings.destination not in DESTINATIONS:
             raise ChainError(f"Unknown bake destination {settings.destination!r}")
-        if not -MAX_FRAME <= settings.frame_start <= settings.frame_end <= MAX_FRAME:
+        if not -compat.MAX_FRAME <= settings.frame_start <= settings.frame_end <= compat.MAX_FRAME:
             raise ChainError(
                 f"Frame range {settings.frame_start}-{settings.frame_end} reaches past Blender's frames "
-                f"(-{MAX_FRAME} to {MAX_FRAME})"
+                f"(-{compat.MAX_FRAME} to {compat.MAX_FRAME})"
             )
         rig_reader.check_armature(ob)
         anim = ob.animation_data

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 VERSION: tuple[int, int, int] = tuple(bpy.app.version)
 HAS_SLOTTED_ACTIONS = VERSION >= (4, 4, 0)
+MAX_FRAME = 1_048_574  # Blender's last frame (MAXFRAME); the first is its negative
 # Checked on 3.4 (broken) and 4.2, 4.5, 5.0 (working); versions between take the slow, safe path.
 FOREACH_HANDLE_TYPES = VERSION >= (4, 2, 0)
 _HANDLE_TYPES = ("handle_left_type", "handle_right_type")
@@ -82,6 +83,21 @@ def object_slot(action: Action, ob: Object, *, assign: bool) -> ActionSlot | Non
     if assign and anim is not None and anim.action == action and anim.action_slot != slot:
         anim.action_slot = slot
     return slot
+
+
+def link_object(ob: Object, collections, scene) -> None:
+    """Link a new object into the first of ``collections`` that takes it, else into the scene's
+    own collection. A library override's collection looks editable but refuses new objects
+    (RuntimeError "collection ... is overridden"), so each is tried, not checked."""
+    for collection in collections:
+        if not is_editable(collection):
+            continue
+        try:
+            collection.objects.link(ob)
+            return
+        except RuntimeError:
+            continue
+    scene.collection.objects.link(ob)
 
 
 def _animates_another(slot, ob: Object) -> bool:

@@ -28,16 +28,34 @@ def _deg_range(low: float, high: float) -> tuple[float, float]:
     return (low, min(high, low + 360.0))
 
 
+# A 32-bit float's rounding at π (or π/2) in degrees: the slack of a stored bound.
+FLOAT32_SLACK_DEG = 1e-4
+
+
+def stored_degrees(angle: float, largest: float, *, open_bound: bool = False) -> float:
+    """Degrees of an angle Blender stored as a 32-bit float, brought back inside ``largest``
+    when rounding put it just past (180° reads back 180.000005°, 89.9999999° as 90°); an open
+    bound keeps the magnitude just under it. Anything further out stays, for the spec's check."""
+    degrees = math.degrees(angle)
+    if largest <= abs(degrees) <= largest + FLOAT32_SLACK_DEG:
+        degrees = math.copysign(largest - (FLOAT32_SLACK_DEG if open_bound else 0.0), degrees)
+    return degrees
+
+
 def window_spec(window) -> spec.ReachWindow:
     center = tuple(window.center)
     x_axis = tuple(window.x_axis) if window.use_x_axis else None
     if window.shape == "CONE":
-        return spec.ConeWindow(half_angle_deg=math.degrees(window.half_angle), center=center)
+        return spec.ConeWindow(half_angle_deg=stored_degrees(window.half_angle, 180.0), center=center)
     if window.shape == "ELLIPTIC_CONE":
         return spec.EllipticConeWindow(
-            half_angles_deg=tuple(math.degrees(a) for a in window.half_angles), center=center, x_axis=x_axis
+            half_angles_deg=tuple(stored_degrees(a, 90.0, open_bound=True) for a in window.half_angles),
+            center=center,
+            x_axis=x_axis,
         )
-    vertices = tuple(tuple(math.degrees(a) for a in vertex.angles) for vertex in window.vertices)
+    vertices = tuple(
+        tuple(stored_degrees(a, 90.0, open_bound=True) for a in vertex.angles) for vertex in window.vertices
+    )
     return spec.PolygonWindow(vertices_deg=vertices, center=center, x_axis=x_axis)
 
 

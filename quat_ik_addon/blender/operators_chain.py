@@ -254,10 +254,7 @@ def new_empty(context, ob, name: str, location, size: float):
     empty.empty_display_type = "SPHERE"
     empty.empty_display_size = size
     empty.location = location
-    collection = ob.users_collection[0] if ob.users_collection else context.scene.collection
-    if not compat.is_editable(collection):
-        collection = context.scene.collection
-    collection.objects.link(empty)
+    compat.link_object(empty, ob.users_collection[:1], context.scene)
     return empty
 
 

@@ -79,8 +79,24 @@ class QUATIK_OT_from_ik_constraint(bpy.types.Operator):
                     f"IK constraint '{constraint.name}' has Use Tail off: turn it on (the chain then reaches "
                     "with the bone's tail), then convert"
                 )
+            if getattr(constraint, "ik_type", "COPY_POSE") == "DISTANCE":
+                raise ChainError(f"IK constraint '{constraint.name}' keeps a distance: Quat IK has no counterpart")
+            if not constraint.use_location:
+                raise ChainError(
+                    f"IK constraint '{constraint.name}' only matches rotation (Use Location is off): a Quat IK "
+                    "chain reaches for a position; set one up by hand"
+                )
+            existing = next((c.name for c in ob.quat_ik.chains if c.tip_bone == pose_bone.name), None)
+            if existing is not None:
+                raise ChainError(
+                    f"'{pose_bone.name}' already ends Quat IK chain '{existing}': remove it to convert again"
+                )
             length = constraint.chain_count or _depth(ob, pose_bone.name)
             names = rig_reader.check_new_chain(ob, pose_bone.name, length, constraint.target, constraint.subtarget)
+            if constraint.pole_target is not None:
+                rig_reader.check_target(
+                    ob, names, constraint.pole_target, constraint.pole_subtarget or None, "pole target"
+                )
         except ChainError as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}

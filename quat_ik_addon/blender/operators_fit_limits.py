@@ -15,6 +15,8 @@ from . import compat, runtime
 from .limit_conversion import write_limit
 from .operators_limit_tools import editable_armature, poll_pose_bone, target_bones
 
+# A million frames read in about 5 s; more would freeze Blender for minutes (or run out of memory).
+MAX_FIT_FRAMES = 1_000_000
 MIN_FIT_FRAMES = 3
 
 
@@ -205,6 +207,14 @@ class QUATIK_OT_limits_fit_from_action(bpy.types.Operator):
             start, end = (round(f) for f in action.frame_range)
         else:
             start, end = self.frame_start, self.frame_end
+        count = (end - start) // self.frame_step + 1
+        if count > MAX_FIT_FRAMES:
+            self.report(
+                {"ERROR"},
+                f"Frames {start} to {end} at step {self.frame_step} are {count:,} frames to read; "
+                f"fit to at most {MAX_FIT_FRAMES:,} (a larger step, or the action's own range)",
+            )
+            return None
         frames = np.arange(start, end + 1, self.frame_step, dtype=np.float64)
         if len(frames) < MIN_FIT_FRAMES:
             self.report(

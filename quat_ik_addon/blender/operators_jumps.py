@@ -13,13 +13,15 @@ from . import compat, properties
 
 def jump_frames(chain) -> list[int]:
     """The frames of the chain's last bake where its pose jumps, increasing (text that is not
-    a frame number, which only a script could have written, is skipped)."""
+    a frame number Blender has, which only a script could have written, is skipped)."""
     frames = []
     for text in chain.status_jump_frames.split(","):
         try:
-            frames.append(int(text))
+            frame = int(text)
         except ValueError:
             continue
+        if abs(frame) <= compat.MAX_FRAME:
+            frames.append(frame)
     return sorted(frames)
 
 

@@ -227,7 +227,10 @@ class QUATIK_OT_window_remove(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         limits = _active_limits(context)
-        return limits is not None and len(limits.windows) > 0
+        if limits is None or not limits.windows:
+            compat.poll_message(cls, "The active bone has no reach window to remove")
+            return False
+        return True
 
     def execute(self, context):
         if not editable_armature(self, context.active_pose_bone.id_data):
@@ -248,6 +251,24 @@ def _active_polygon(context):
     return window if window.shape == "POLYGON" else None
 
 
+# How far a new corner sits outside the edge it splits, as a share of the edge: enough that
+# the corners' 32-bit storage cannot round it to a dent, far too little to see (~0.001°).
+CORNER_BULGE = 1e-5
+
+
+def _corner_between(window, first: int, second: int) -> tuple[float, float]:
+    """A corner midway between two on the window's plane (a polygon is convex there; corners
+    are the swing angles of the plane point (tan a, tan b)), nudged out by ``CORNER_BULGE``."""
+    points = [(math.tan(a), math.tan(b)) for a, b in (tuple(v.angles) for v in window.vertices)]
+    (ax, az), (bx, bz) = points[first], points[second]
+    cx, cz = sum(p[0] for p in points) / len(points), sum(p[1] for p in points) / len(points)
+    mx, mz = 0.5 * (ax + bx), 0.5 * (az + bz)
+    nx, nz = bz - az, ax - bx  # perpendicular to the edge, turned outward below
+    if nx * (mx - cx) + nz * (mz - cz) < 0.0:
+        nx, nz = -nx, -nz
+    return math.atan(mx + CORNER_BULGE * nx), math.atan(mz + CORNER_BULGE * nz)
+
+
 class QUATIK_OT_polygon_vertex_add(bpy.types.Operator):
     """Add a corner to the selected polygon window"""
 
@@ -258,7 +279,10 @@ class QUATIK_OT_polygon_vertex_add(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _active_polygon(context) is not None
+        if _active_polygon(context) is None:
+            compat.poll_message(cls, "Select a polygon reach window of the active bone")
+            return False
+        return True
 
     def execute(self, context):
         if not editable_armature(self, context.active_pose_bone.id_data):
@@ -266,10 +290,10 @@ class QUATIK_OT_polygon_vertex_add(bpy.types.Operator):
         window = _active_polygon(context)
         count = len(window.vertices)
         index = min(window.active_vertex_index, count - 1) if count else -1
+        corner = _corner_between(window, index, (index + 1) % count) if count >= 2 else None
         new = window.vertices.add()
-        if count >= 2:
-            a, b = window.vertices[index].angles, window.vertices[(index + 1) % count].angles
-            new.angles = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+        if corner is not None:
+            new.angles = corner
             window.vertices.move(count, index + 1)
             window.active_vertex_index = index + 1
         else:
@@ -289,7 +313,10 @@ class QUATIK_OT_polygon_vertex_remove(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         window = _active_polygon(context)
-        return window is not None and len(window.vertices) > 3
+        if window is None or len(window.vertices) <= 3:
+            compat.poll_message(cls, "Select a polygon reach window with more than three corners")
+            return False
+        return True
 
     def execute(self, context):
         if not editable_armature(self, context.active_pose_bone.id_data):

@@ -86,11 +86,7 @@ def _make_mirrored_empty(ob, source, name: str):
 
     empty = bpy.data.objects.new(name, None)
     empty.empty_display_type, empty.empty_display_size = source.empty_display_type, source.empty_display_size
-    for collection in source.users_collection:
-        if compat.is_editable(collection):
-            collection.objects.link(empty)
-    if not empty.users_collection:
-        bpy.context.scene.collection.objects.link(empty)
+    compat.link_object(empty, source.users_collection, bpy.context.scene)
     if source.parent is not None:
         empty.parent, empty.parent_type = source.parent, source.parent_type
         if source.parent_type == "BONE":
@@ -142,6 +138,12 @@ class QUATIK_OT_mirror_chain(bpy.types.Operator):
             names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
             if tip not in ob.pose.bones:
                 raise MirrorError(f"'{chain.tip_bone}' has no counterpart: there is no bone '{tip}'")
+            counterparts = rig_reader.chain_bone_names(ob, tip, chain.chain_length)
+            if list(counterparts) != [mirror_name(name) for name in names]:
+                raise MirrorError(
+                    f"the {chain.chain_length} bones up from '{tip}' ({', '.join(counterparts)}) do not mirror "
+                    f"{', '.join(names)}: rename them to match or add that chain by hand"
+                )
             references = [_counterpart(ob, getattr(chain, o), getattr(chain, b), what) for o, b, what in REFERENCES]
             limits = []
             for name in names if self.limits else ():

@@ -12,7 +12,7 @@ import numpy as np
 from bpy.props import EnumProperty, FloatProperty, FloatVectorProperty, IntProperty
 
 from . import compat, runtime
-from .limit_conversion import write_window
+from .limit_conversion import stored_degrees, write_window
 from .operators_limit_tools import active_window, editable_armature, poll_pose_bone
 
 WINDOW_PRESETS = (
@@ -147,9 +147,10 @@ class QUATIK_OT_window_shape_preset(bpy.types.Operator):
                     return {"CANCELLED"}
         try:
             if self.shape == "CONE":
-                window = shapes.cone_window(deg(self.half_angle), center)
+                window = shapes.cone_window(stored_degrees(self.half_angle, 180.0), center)
             elif self.shape == "ELLIPTIC_CONE":
-                window = shapes.elliptic_cone_window([deg(a) for a in self.half_angles], center, x_axis)
+                halves = [stored_degrees(a, 90.0, open_bound=True) for a in self.half_angles]
+                window = shapes.elliptic_cone_window(halves, center, x_axis)
             elif self.shape == "RECTANGLE":
                 window = shapes.rectangle_window(
                     [deg(a) for a in self.x_range], [deg(a) for a in self.z_range], center, x_axis
@@ -240,6 +241,11 @@ class QUATIK_OT_polygon_make_convex(_PolygonTool, bpy.types.Operator):
         if not editable_armature(self, context.active_pose_bone.id_data):
             return {"CANCELLED"}
         corners = [tuple(v.angles) for v in window.vertices]
+        wrong = [i + 1 for i, corner in enumerate(corners) if not all(abs(a) < 0.5 * math.pi for a in corner)]
+        if wrong:  # NaN, or 90° and more: no point on the window's plane
+            listed = ", ".join(map(str, wrong))
+            self.report({"ERROR"}, f"Corner(s) {listed} must swing less than 90° each way: fix them first")
+            return {"CANCELLED"}
         hull = convex_hull_2d(np.tan(np.array(corners, dtype=np.float64)))
         if len(hull) < 3:
             self.report({"ERROR"}, "The corners lie on one line: there is no polygon to keep")

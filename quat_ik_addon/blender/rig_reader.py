@@ -144,7 +144,7 @@ def _is_below(bone, ancestor_names: set[str]) -> bool:
     return False
 
 
-def _check_target(ob, bone_names: tuple[str, ...], target_object, target_bone: str | None, what: str) -> None:
+def check_target(ob, bone_names: tuple[str, ...], target_object, target_bone: str | None, what: str) -> None:
     if target_object is None:
         raise ChainError(f"The chain has no {what}: pick an object or a bone")
     if target_bone:
@@ -211,16 +211,16 @@ def read_chain_rig(ob, chain) -> ChainRig:
     check_armature(ob)
     bone_names = chain_bone_names(ob, chain.tip_bone, chain.chain_length)
     target_bone = chain.target_bone or None
-    _check_target(ob, bone_names, chain.target_object, target_bone, "target")
+    check_target(ob, bone_names, chain.target_object, target_bone, "target")
     orientation_object, orientation_bone = None, None
     if chain.orientation_mode == "MATCH_TARGET":
         orientation_object, orientation_bone = chain.target_object, target_bone
     elif chain.orientation_mode == "OBJECT":
         orientation_object, orientation_bone = chain.orientation_object, chain.orientation_bone or None
-        _check_target(ob, bone_names, orientation_object, orientation_bone, "orientation target")
+        check_target(ob, bone_names, orientation_object, orientation_bone, "orientation target")
     pole_object, pole_bone = chain.pole_object, (chain.pole_bone or None)
     if pole_object is not None:
-        _check_target(ob, bone_names, pole_object, pole_bone, "pole target")
+        check_target(ob, bone_names, pole_object, pole_bone, "pole target")
 
     bones = ob.data.bones
     pose_bones = ob.pose.bones
@@ -305,11 +305,33 @@ def read_chain_rig(ob, chain) -> ChainRig:
 def evaluated(ob, depsgraph):
     """The evaluated copy of ``ob``; ChainError if it is not in the evaluated scene."""
     ob_eval = ob.evaluated_get(depsgraph)
-    if not ob_eval.is_evaluated:
+    if not ob_eval.is_evaluated or not enabled_in(ob, depsgraph):
+        where = "renders" if depsgraph.mode == "RENDER" else "viewports"
         raise ChainError(
-            f"'{ob.name}' is not in the view layer being evaluated (excluded, disabled in viewports, or unlinked)"
+            f"'{ob.name}' is not in the view layer being evaluated (excluded, disabled in {where}, "
+            "unlinked, or in another scene): it would be read where it was, not where it is"
         )
     return ob_eval
+
+
+def enabled_in(ob, depsgraph) -> bool:
+    """True if ``ob`` is evaluated for ``depsgraph``'s view layer in its own right: in a
+    collection of the view layer that is not excluded, with neither it nor that collection (or
+    one above) disabled for the depsgraph's mode. An object outside, which a chain's pointer
+    still pulls into the depsgraph, keeps the transform it had and never updates; hiding
+    with the eye icon does not stop evaluation and counts as enabled."""
+    disabled = "hide_render" if depsgraph.mode == "RENDER" else "hide_viewport"
+    if getattr(ob, disabled) or ob.name not in depsgraph.view_layer.objects:
+        return False
+    pending = [depsgraph.view_layer.layer_collection]
+    while pending:
+        layer = pending.pop()
+        if layer.exclude or getattr(layer.collection, disabled):
+            continue
+        if ob.name in layer.collection.objects:
+            return True
+        pending.extend(layer.children)
+    return False
 
 
 def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
@@ -432,5 +454,5 @@ def check_new_chain(ob, tip_bone: str, chain_length: int, target_object, target_
         if ob.data.bones[name].length < MIN_BONE_LENGTH:
             raise ChainError(f"Bone '{name}' has zero length")
     if target_object is not None:
-        _check_target(ob, names, target_object, target_bone or None, "target")
+        check_target(ob, names, target_object, target_bone or None, "target")
     return names

@@ -675,10 +675,14 @@ def loads_rig_spec(text: str, *, source: str | None = None) -> RigSpec:
         data = json.loads(text, object_pairs_hook=JsonObject)
     except json.JSONDecodeError as err:
         raise RigSpecError(f"invalid JSON at line {err.lineno}, column {err.colno}: {err.msg}", source=source) from None
+    except (RecursionError, ValueError) as err:  # nested past the stack; an integer of 4,300+ digits
+        raise RigSpecError(f"JSON that cannot be read: {type(err).__name__}: {err}", source=source) from None
     try:
         return RigSpec.from_dict(data)
     except RigSpecError as err:
         raise err.within(source=source) from None
+    except RecursionError:
+        raise RigSpecError("JSON nested too deeply to be a rig spec", source=source) from None
 
 
 def load_rig_spec(path: str | os.PathLike[str]) -> RigSpec:
@@ -688,5 +692,10 @@ def load_rig_spec(path: str | os.PathLike[str]) -> RigSpec:
     with its content, and ``OSError`` if it cannot be read.
     """
     with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+        try:
+            text = handle.read()
+        except UnicodeDecodeError as err:
+            raise RigSpecError(
+                f"not UTF-8 text (byte {err.start}): is this a rig spec file?", source=os.fspath(path)
+            ) from None
     return loads_rig_spec(text, source=os.fspath(path))

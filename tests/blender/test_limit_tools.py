@@ -46,3 +46,8 @@ def test_presets_fitted_to_the_rigs_rest_and_pose(run_session):
     result = run_session("preset_fit.py")
     # The twist moves exactly too (through the twist reference): nothing to warn about.
     assert "Info: upper_arm.L: shoulder preset, ball, fitted to its current pose\n" in result.stdout
+
+
+@pytest.mark.bpy
+def test_chain_and_limit_tools_refuse_hostile_input(run_session):
+    run_session("tools_bad_input.py")

@@ -779,3 +779,20 @@ def test_a_twist_reference_round_trips_normalised_and_is_checked(arm3_dict) -> N
     arm3_dict["limits"]["upper_arm"]["twist_reference"] = [0, 0, 0, 0]
     with pytest.raises(RigSpecError, match=r"bone 'upper_arm': limits.twist_reference: must be a non-zero quaternion"):
         loads_rig_spec(json.dumps(arm3_dict))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe{}", "not UTF-8 text"),
+        (b"[" * 100_000, "cannot be read"),
+        (b'{"version": ' + b"9" * 5000 + b"}", "cannot be read"),
+    ],
+    ids=["not_utf8", "nested_past_the_stack", "huge_integer"],
+)
+def test_unreadable_files_are_rig_spec_errors(tmp_path, content, message):
+    path = tmp_path / "hostile.rig.json"
+    path.write_bytes(content)
+    with pytest.raises(RigSpecError, match=message) as caught:
+        load_rig_spec(path)
+    assert str(path) in str(caught.value)

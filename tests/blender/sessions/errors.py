@@ -129,6 +129,41 @@ chain.target_object = ob
 expect_error("snap, target is the chain's own armature", bpy.ops.quat_ik.snap_target, "is its own armature")
 chain.target_object = target
 
+# ---- a target the view layer does not evaluate: read where it was, so refused; the eye icon is fine
+hidden = bpy.data.collections.new("Hidden")
+scene.collection.children.link(hidden)
+scene.collection.objects.unlink(target)
+hidden.objects.link(target)
+layer_collection = bpy.context.view_layer.layer_collection.children["Hidden"]
+for how, hide, show in (
+    (
+        "excluded collection",
+        lambda: setattr(layer_collection, "exclude", True),
+        lambda: setattr(layer_collection, "exclude", False),
+    ),
+    (
+        "collection disabled in viewports",
+        lambda: setattr(hidden, "hide_viewport", True),
+        lambda: setattr(hidden, "hide_viewport", False),
+    ),
+    (
+        "target disabled in viewports",
+        lambda: setattr(target, "hide_viewport", True),
+        lambda: setattr(target, "hide_viewport", False),
+    ),
+):
+    hide()
+    expect_error(f"solve, target in an {how}", bpy.ops.quat_ik.solve, "not in the view layer being evaluated")
+    expect_error(f"bake, target in an {how}", bpy.ops.quat_ik.bake, "not in the view layer", frame_end=5)
+    show()
+target.hide_set(True)
+checks.check("a target hidden with the eye icon is still solved for", bpy.ops.quat_ik.solve() == {"FINISHED"}, "")
+target.hide_set(False)
+hidden.objects.unlink(target)
+scene.collection.objects.link(target)
+bpy.data.collections.remove(hidden)
+pose_mode(ob, "B2")
+
 # ---- a bake while the armature's action is tweaked in the NLA (keys would land on other frames)
 track = ob.animation_data.nla_tracks.new()
 strip = track.strips.new("Keys", 100, ob.animation_data.action)

@@ -137,4 +137,16 @@ target.location = (0.6, 0.6, 2.0)
 bpy.context.scene.frame_set(3)  # the first chain is Per Frame now
 reached = (effector_world(rig, "B2") - target.matrix_world.translation).length
 checks.check("... and Per Frame solves the override on a frame change", reached < 0.01, f"{reached:.2e}")
+
+# A new target empty: the override's collection refuses new objects, so it goes to the scene's.
+pose_mode(rig, "B2")
+added = bpy.ops.quat_ik.add_chain(chain_length=1, target="", mode="MANUAL")
+made = bpy.data.objects.get("B2_target")
+checks.check(
+    "a chain with a new target empty is added",
+    added == {"FINISHED"} and made is not None and made.users_collection,
+    (added, made and [c.name for c in made.users_collection]),
+)
+orphans = [ob.name for ob in bpy.data.objects if not ob.users_collection]
+checks.check("... and no object is left outside every collection", not orphans, orphans)
 checks.close()
