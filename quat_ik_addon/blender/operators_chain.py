@@ -374,6 +374,39 @@ class QUATIK_OT_move_chain(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class QUATIK_OT_select_bone_chain(bpy.types.Operator):
+    """Select the chain the active bone belongs to in the Quat IK Chains list"""
+
+    bl_idname = "quat_ik.select_bone_chain"
+    bl_label = "Select Quat IK Chain of Active Bone"
+    bl_description = (
+        "Show the Quat IK chain that moves the active bone in the panel (each press shows the next, "
+        "if several chains share the bone)"
+    )
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not armature_with_chains_poll(cls, context):
+            return False
+        bone = context.object.data.bones.active
+        if bone is None:
+            compat.poll_message(cls, "Select a bone")
+            return False
+        if not properties.chains_with_bone(context.object, bone.name):
+            compat.poll_message(cls, f"No Quat IK chain moves '{bone.name}'")
+            return False
+        return True
+
+    def execute(self, context):
+        ob = context.object
+        found = properties.chains_with_bone(ob, ob.data.bones.active.name)
+        current = ob.quat_ik.active_chain_index
+        # The next chain after the one shown, wrapping: repeated presses visit them all.
+        ob.quat_ik.active_chain_index = next((index for index in found if index > current), found[0])
+        return {"FINISHED"}
+
+
 class QUATIK_OT_solve(bpy.types.Operator):
     """Solve Quat IK chains at the current frame and pose their bones"""
 
@@ -485,6 +518,7 @@ CLASSES = (
     QUATIK_OT_add_chain,
     QUATIK_OT_remove_chain,
     QUATIK_OT_move_chain,
+    QUATIK_OT_select_bone_chain,
     QUATIK_OT_solve,
     QUATIK_OT_learn_start_poses,
 )

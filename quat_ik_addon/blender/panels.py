@@ -27,9 +27,16 @@ class QUATIK_UL_chains(bpy.types.UIList):
         state = "ERROR" if item.status_message and not item.status_converged else ""
         if state:
             sub.label(text="", icon="ERROR")
+        elif index in _chains_with_active_bone(data.id_data):
+            sub.label(text="", icon="BONE_DATA")
         # The name is usually the tip bone's: the length alone keeps narrow sidebars readable.
         sub.label(text=f"×{item.chain_length}")
         sub.prop(item, "mode", text="", icon_only=True, emboss=False)
+
+
+def _chains_with_active_bone(ob) -> list[int]:
+    bone = ob.data.bones.active
+    return properties.chains_with_bone(ob, bone.name) if bone is not None else []
 
 
 class _QuatIKPanel:
@@ -83,6 +90,11 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
         if chain is None:
             layout.label(text="Select a bone and add a chain", icon="INFO")
             return
+        others = _chains_with_active_bone(ob)
+        if others and settings.active_chain_index not in others:
+            row = layout.row()
+            row.label(text=f"'{ob.data.bones.active.name}' is in '{settings.chains[others[0]].name}'", icon="BONE_DATA")
+            row.operator("quat_ik.select_bone_chain", text="Show")
         layout.use_property_split = True
         layout.use_property_decorate = False
         col = layout.column()
@@ -233,6 +245,7 @@ def draw_pose_ik_menu(self, context):
     layout.operator("quat_ik.add_pole", text="Add Quat IK Pole Target")
     layout.operator("quat_ik.snap_target", text="Snap Quat IK Target to Chain")
     layout.operator("quat_ik.mirror_chain", text="Mirror Quat IK Chain")
+    layout.operator("quat_ik.select_bone_chain", text="Select Quat IK Chain of Active Bone")
     layout.operator("quat_ik.from_ik_constraint", text="Quat IK Chain from IK Constraint")
     layout.operator("quat_ik.solve", text="Solve Quat IK Now")
     layout.operator("quat_ik.bake", text="Bake Quat IK...")

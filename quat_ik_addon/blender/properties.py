@@ -279,3 +279,17 @@ def active_chain(ob):
     if 0 <= settings.active_chain_index < len(settings.chains):
         return settings.chains[settings.active_chain_index]
     return None
+
+
+def chains_with_bone(ob, bone_name: str) -> list[int]:
+    """Indices of the armature's chains that move ``bone_name`` (from each tip up its parents)."""
+    bones = ob.data.bones
+    found = []
+    for index, chain in enumerate(ob.quat_ik.chains):
+        bone, left = bones.get(chain.tip_bone), chain.chain_length
+        while bone is not None and left > 0:
+            if bone.name == bone_name:
+                found.append(index)
+                break
+            bone, left = bone.parent, left - 1
+    return found

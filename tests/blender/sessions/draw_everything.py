@@ -269,6 +269,32 @@ chain.orientation_mode = "MATCH_TARGET"
 chain.pole_object = None
 draw_all("matching the target's rotation, no pole", ob)
 
+# ---- state 4: the active bone is in another chain than the one shown; the list marks its chain
+chain.target_object, chain.target_bone, chain.chain_length = target, "", 2  # B2, B3
+add_chain(ob, "B1", 2, "Target")  # B0, B1
+ob.quat_ik.active_chain_index = 0
+pose_mode(ob, "B0")
+labels.clear()
+draw_all("active bone in the other chain", ob)
+checks.check("the panel says which chain moves the active bone", "'B0' is in 'B1'" in labels, labels)
+checks.check("the chain list draws a row for each chain", labels.count("×2") == 2, labels)
+checks.check("Select Chain of Active Bone shows its chain", bpy.ops.quat_ik.select_bone_chain() == {"FINISHED"})
+checks.check("... which is the second", ob.quat_ik.active_chain_index == 1, ob.quat_ik.active_chain_index)
+labels.clear()
+draw_all("active bone in the chain shown", ob)
+checks.check("no hint when the chain shown moves the bone", not any(" is in " in t for t in labels), labels)
+pose_mode(ob, "B2")
+bpy.ops.quat_ik.select_bone_chain()
+checks.check("... and back to the first for a bone of the first", ob.quat_ik.active_chain_index == 0)
+other.data.bones.active = None
+bpy.ops.object.mode_set(mode="OBJECT")
+bpy.ops.object.select_all(action="DESELECT")
+bpy.context.view_layer.objects.active = other
+checks.check(
+    "without chains it cannot run, and says why",
+    not bpy.ops.quat_ik.select_bone_chain.poll(),
+)
+
 # ---- what must have been drawn, and what went wrong
 names = {cls.__name__ for cls in panels + operators + ui_lists}
 checks.check("every panel, list and operator dialog was drawn", names <= drawn, sorted(names - drawn))

@@ -62,7 +62,7 @@ pose_mode(ob, "hand.L")
 ob.quat_ik.chains[0].chain_length = 4
 expect_error("mirror chain, counterpart too short", bpy.ops.quat_ik.mirror_chain, "does not fit")
 
-# ---- Chain from IK Constraint: the pole is checked, a second conversion refused, rotation-only refused
+# ---- Chain from IK Constraint: the pole is checked, a second conversion refused, rotation-only and distance IK refused
 ob = two_armed_rig()
 ob.quat_ik.chains.clear()
 constraint = ob.pose.bones["hand.L"].constraints.new("IK")
@@ -74,6 +74,11 @@ constraint.pole_target = None
 constraint.use_location = False
 expect_error("convert, rotation-only IK", bpy.ops.quat_ik.from_ik_constraint, "only matches rotation")
 constraint.use_location = True
+ob.pose.ik_solver = "ITASC"  # iTaSC's IK can keep a distance instead of reaching
+constraint.ik_type = "DISTANCE"
+expect_error("convert, iTaSC distance IK", bpy.ops.quat_ik.from_ik_constraint, "keeps a distance")
+constraint.ik_type = "COPY_POSE"
+ob.pose.ik_solver = "LEGACY"
 checks.check("convert", bpy.ops.quat_ik.from_ik_constraint() == {"FINISHED"})
 expect_error("convert the same constraint again", bpy.ops.quat_ik.from_ik_constraint, "already ends Quat IK chain")
 
