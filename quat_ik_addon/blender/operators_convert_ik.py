@@ -43,7 +43,10 @@ class QUATIK_OT_from_ik_constraint(bpy.types.Operator):
 
     convert_limits: BoolProperty(
         name="Convert IK Limits",
-        description="Give each bone of the chain whose Quat IK limits are still free joint limits from its IK limits",
+        description=(
+            "Give each bone of the chain whose Quat IK limits are still free joint limits from its IK limits "
+            "(not on a library override, whose limits come with the rig)"
+        ),
         default=True,
     )
     mute_constraint: BoolProperty(
@@ -65,7 +68,7 @@ class QUATIK_OT_from_ik_constraint(bpy.types.Operator):
         from . import rig_reader
         from .errors import ChainError
         from .operators_chain import create_chain
-        from .operators_limit_tools import editable_armature
+        from .operators_limit_tools import editable_armature, limits_of_the_library
 
         pose_bone = context.active_pose_bone
         ob = pose_bone.id_data
@@ -100,10 +103,13 @@ class QUATIK_OT_from_ik_constraint(bpy.types.Operator):
         except ChainError as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
-        if self.convert_limits and not editable_armature(self, ob):
+        # An override's limits are the library's: the chain is made, the limits left as they are.
+        library_limits = limits_of_the_library(ob) if self.convert_limits else ""
+        convert_limits = self.convert_limits and not library_limits
+        if convert_limits and not editable_armature(self, ob):
             return {"CANCELLED"}
 
-        converted = self._convert_limits(ob, names) if self.convert_limits else []
+        converted = self._convert_limits(ob, names) if convert_limits else []
         chain = create_chain(
             ob,
             pose_bone.name,
@@ -120,6 +126,8 @@ class QUATIK_OT_from_ik_constraint(bpy.types.Operator):
             chain.pole_facing, chain.pole_angle = "ROOT_X", constraint.pole_angle  # Blender's own measure
         if constraint.use_stretch and any(ob.pose.bones[name].ik_stretch > 0.0 for name in names):
             notes.append("stretch is not carried over (Quat IK bones keep their length)")
+        if library_limits:
+            notes.append(f"IK limits not converted: {library_limits}")
         if constraint.weight < 1.0:
             notes.append(f"its weight {constraint.weight:g} is not carried over (Quat IK reaches fully)")
         if self.mute_constraint:

@@ -56,18 +56,25 @@ def mirrored_limit(source, other: str) -> tuple[spec.JointLimit | None, str]:
         return None, f"Cannot mirror '{source.name}' to '{other}': {error}"
 
 
-def editable_armature(operator, ob) -> bool:
-    """True if the armature's joint limits can be changed; else reports why and returns False.
+def limits_of_the_library(ob) -> str:
+    """Why the armature's joint limits cannot change here, or "" if they can.
 
     A library override cannot keep them (``overrides``): they are the library's, as its bones are.
     """
-    if getattr(ob, "override_library", None) is not None:
-        where = compat.linked_from(ob.override_library.reference)
-        operator.report(
-            {"ERROR"},
-            f"Armature '{ob.name}' is a library override: its joint limits come with the rig"
-            f"{f' from {where}' if where else ''}; change them there",
-        )
+    if getattr(ob, "override_library", None) is None:
+        return ""
+    where = compat.linked_from(ob.override_library.reference)
+    return (
+        f"Armature '{ob.name}' is a library override: its joint limits come with the rig"
+        f"{f' from {where}' if where else ''}; change them there"
+    )
+
+
+def editable_armature(operator, ob) -> bool:
+    """True if the armature's joint limits can be changed; else reports why and returns False."""
+    locked = limits_of_the_library(ob)
+    if locked:
+        operator.report({"ERROR"}, locked)
         return False
     if not compat.is_editable(ob) or not compat.is_editable(ob.data):
         operator.report({"ERROR"}, f"Armature '{ob.name}' is linked and cannot be changed")

@@ -111,7 +111,10 @@ class QUATIK_OT_mirror_chain(bpy.types.Operator):
 
     limits: BoolProperty(
         name="Mirror Joint Limits",
-        description="Also give the counterpart chain's bones the mirror image of this chain's joint limits",
+        description=(
+            "Also give the counterpart chain's bones the mirror image of this chain's joint limits "
+            "(not on a library override, whose limits come with the rig)"
+        ),
         default=True,
     )
 
@@ -123,13 +126,16 @@ class QUATIK_OT_mirror_chain(bpy.types.Operator):
         from ..solver.mirroring import mirror_name
         from . import rig_reader
         from .errors import ChainError
-        from .operators_limit_tools import editable_armature, mirrored_limit
+        from .operators_limit_tools import editable_armature, limits_of_the_library, mirrored_limit
 
         ob = context.object
         chain = properties.active_chain(ob)
         if not chains_editable(self, ob):
             return {"CANCELLED"}
-        if self.limits and not editable_armature(self, ob):
+        # An override's limits are the library's: the chain is mirrored, the limits left as they are.
+        library_limits = limits_of_the_library(ob) if self.limits else ""
+        mirror_limits = self.limits and not library_limits
+        if mirror_limits and not editable_armature(self, ob):
             return {"CANCELLED"}
         try:
             tip = mirror_name(chain.tip_bone)
@@ -146,7 +152,7 @@ class QUATIK_OT_mirror_chain(bpy.types.Operator):
                 )
             references = [_counterpart(ob, getattr(chain, o), getattr(chain, b), what) for o, b, what in REFERENCES]
             limits = []
-            for name in names if self.limits else ():
+            for name in names if mirror_limits else ():
                 other = mirror_name(name)
                 if other != name:  # a middle bone (a spine) keeps its own limits
                     mirrored, problem = mirrored_limit(ob.pose.bones[name], other)
@@ -183,7 +189,9 @@ class QUATIK_OT_mirror_chain(bpy.types.Operator):
             parts.append("made " + ", ".join(f"'{name}'" for name in made))
         if limits:
             parts.append(f"mirrored the joint limits of {len(limits)} bone(s)")
-        self.report({"INFO"}, "; ".join(parts))
+        if library_limits:
+            parts.append(f"joint limits not mirrored: {library_limits}")
+        self.report({"WARNING"} if library_limits else {"INFO"}, "; ".join(parts))
         return {"FINISHED"}
 
 

@@ -38,6 +38,18 @@ for ob in (rig, target):
 bpy.context.view_layer.objects.active = rig
 add_chain(rig, "B2", 3, "Target", mode="MANUAL")
 rig.pose.bones["B1"].quat_ik.stiffness = 0.25
+rig.pose.bones["B0"].use_ik_limit_x = True  # for Chain from IK Constraint in the shot
+# A second rig with sides, for Mirror Chain in the shot: one bone an arm, its chain on the left.
+sided = bpy.data.objects.new("Sided", bpy.data.armatures.new("Sided"))
+character.objects.link(sided)
+bpy.context.view_layer.objects.active = sided
+bpy.ops.object.mode_set(mode="EDIT")
+for side, sign in (("L", 1.0), ("R", -1.0)):
+    bone = sided.data.edit_bones.new(f"arm.{side}")
+    bone.head, bone.tail = (sign * 0.2, 0.0, 1.0), (sign * 0.7, 0.0, 1.0)
+bpy.ops.object.mode_set(mode="OBJECT")
+add_chain(sided, "arm.L", 1, "Target", mode="MANUAL")
+sided.pose.bones["arm.L"].quat_ik.stiffness = 0.5
 bpy.ops.object.mode_set(mode="OBJECT")
 library = workdir / "character.blend"
 bpy.ops.wm.save_as_mainfile(filepath=str(library))
@@ -52,7 +64,7 @@ linked.collections[0].override_hierarchy_create(bpy.context.scene, bpy.context.v
 for ob in bpy.data.objects:
     if ob.override_library is not None:
         ob.override_library.is_system_override = False
-rig = next(ob for ob in bpy.data.objects if ob.type == "ARMATURE" and ob.override_library is not None)
+rig = next(ob for ob in bpy.data.objects if ob.name == "Arm" and ob.override_library is not None)
 target = next(ob for ob in bpy.data.objects if ob.type == "EMPTY" and ob.override_library is not None)
 checks.check("the rig is an override of the linked one", rig.library is None and rig.data.library is not None)
 chain = rig.quat_ik.chains[0]
@@ -74,7 +86,7 @@ checks.check("... reaches the moved target", reached < 0.01, f"{reached:.2e}")
 bake = bpy.ops.quat_ik.bake(frame_start=1, frame_end=5, destination="NEW_ACTION")
 checks.check("bake", bake == {"FINISHED"} and rig.animation_data.action is not None)
 # Operators may rebuild an override's data: Python references from before them may dangle.
-rig = next(ob for ob in bpy.data.objects if ob.type == "ARMATURE" and ob.override_library is not None)
+rig = next(ob for ob in bpy.data.objects if ob.name == "Arm" and ob.override_library is not None)
 rig.quat_ik.chains[0].mode = "PER_FRAME"  # (a bake leaves its chains in Manual)
 
 # Limits are the rig's: the tools say so and change nothing.
@@ -94,6 +106,24 @@ for tool in (bpy.ops.quat_ik.window_add, bpy.ops.quat_ik.limits_from_blender):
     checks.check(f"{tool.idname_py()} is refused too", "library override" in message, message)
 rig.pose.bones["B1"].quat_ik.joint_type = "FREE"
 checks.check("... and the limit is as the library has it", rig.pose.bones["B1"].quat_ik.stiffness == 0.25)
+
+# Chain from IK Constraint and Mirror Chain make their chains and leave the library's limits.
+pose_mode(rig, "B0")
+ik = rig.pose.bones["B0"].constraints.new("IK")
+ik.target, ik.chain_count = target, 1
+checks.check("an IK constraint converts on the override", bpy.ops.quat_ik.from_ik_constraint() == {"FINISHED"})
+rig = next(ob for ob in bpy.data.objects if ob.name == "Arm" and ob.override_library is not None)
+checks.check("... into a chain", [c.tip_bone for c in rig.quat_ik.chains] == ["B2", "B1", "B0"])
+checks.check("... its IK limit not converted", rig.pose.bones["B0"].quat_ik.joint_type == "FREE")
+rig.quat_ik.chains.remove(2)
+sided = next(ob for ob in bpy.data.objects if ob.name == "Sided" and ob.override_library is not None)
+pose_mode(sided, "arm.L")
+checks.check("a chain mirrors on the override", bpy.ops.quat_ik.mirror_chain() == {"FINISHED"})
+sided = next(ob for ob in bpy.data.objects if ob.name == "Sided" and ob.override_library is not None)
+checks.check("... onto the other side", [c.tip_bone for c in sided.quat_ik.chains] == ["arm.L", "arm.R"])
+checks.check("... its limits not mirrored", sided.pose.bones["arm.R"].quat_ik.stiffness == 0.0)
+sided.quat_ik.chains.remove(1)
+pose_mode(rig, "B1")
 
 
 class RecordingLayout:
@@ -124,7 +154,7 @@ shot = workdir / "shot.blend"
 bpy.ops.object.mode_set(mode="OBJECT")
 bpy.ops.wm.save_as_mainfile(filepath=str(shot))
 bpy.ops.wm.open_mainfile(filepath=str(shot))
-rig = next(ob for ob in bpy.data.objects if ob.type == "ARMATURE" and ob.override_library is not None)
+rig = next(ob for ob in bpy.data.objects if ob.name == "Arm" and ob.override_library is not None)
 chains = rig.quat_ik.chains
 checks.check("after reopening: both chains", [c.name for c in chains] == ["B2", "B1"], [c.name for c in chains])
 kept = (round(chains[0].tolerance, 6), chains[0].restarts, chains[0].mode)
