@@ -70,14 +70,16 @@ def object_slot(action: Action, ob: Object, *, assign: bool) -> ActionSlot | Non
     slot = None
     if anim is not None and anim.action == action and anim.action_slot is not None:
         slot = anim.action_slot
-    # Never a slot that animates another ID: an action shared between two rigs keeps each
-    # rig's keys in its own slot (Blender's keyframe_insert makes a new slot there too).
+    # Never a slot that animates another ID, or that is named for another: an action shared
+    # between rigs keeps each rig's keys in its own slot, even while the other plays something
+    # else. Blender's own choice when an action is assigned: the slot the object last played,
+    # one named for it, or the one slot of an action that never animated anything.
     free = [s for s in action.slots if not _animates_another(s, ob)]
     if slot is None:
-        identifier = "OB" + ob.name
-        slot = next((s for s in free if s.identifier == identifier), None)
-    if slot is None:
-        slot = next((s for s in free if _slot_id_type(s) == "OBJECT"), None)
+        own = {"OB" + ob.name, getattr(anim, "last_slot_identifier", "") if anim is not None else ""} - {""}
+        slot = next((s for s in free if s.identifier in own), None)
+    if slot is None and len(action.slots) == 1 and free and _slot_id_type(free[0]) == "UNSPECIFIED":
+        slot = free[0]
     if slot is None:
         slot = action.slots.new(id_type="OBJECT", name=ob.name)
     if assign and anim is not None and anim.action == action and anim.action_slot != slot:

@@ -53,4 +53,42 @@ if compat.HAS_SLOTTED_ACTIONS:
         len(baked.get(('pose.bones["B1"].rotation_quaternion', 0), ())) == 5,
         sorted(baked),
     )
+
+# The other rig made the action's one slot and now plays another action: its slot is still
+# its own (Blender's keyframe_insert would make a new slot too).
+reset_scene()
+ob = straight_rig("Arm", 3)
+empty("Target", (1.0, 0.5, 2.0))
+add_chain(ob, "B2", 3, "Target", mode="MANUAL")
+other = straight_rig("Other", 3)
+walk = bpy.data.actions.new("Walk")
+walk.use_fake_user = True
+other.animation_data_create()
+other.animation_data.action = walk
+for frame in (1, 10, 20):
+    other.pose.bones["B1"].rotation_quaternion = (math.cos(frame / 20), math.sin(frame / 20), 0.0, 0.0)
+    other.pose.bones["B1"].keyframe_insert("rotation_quaternion", frame=frame)
+other.animation_data.action = bpy.data.actions.new("Idle")
+
+
+def slot_keys(action, identifier):
+    bag = action.layers[0].strips[0].channelbag(action.slots[identifier])
+    return {(c.data_path, c.array_index): tuple(tuple(k.co) for k in c.keyframe_points) for c in bag.fcurves}
+
+
+before = slot_keys(walk, "OBOther") if compat.HAS_SLOTTED_ACTIONS else action_keys(walk)
+ob.animation_data_create()
+ob.animation_data.action = walk
+result = bpy.ops.quat_ik.bake(armature="Arm", frame_start=1, frame_end=5)
+checks.check("the bake into the other rig's action finished", result == {"FINISHED"}, result)
+if compat.HAS_SLOTTED_ACTIONS:
+    slots = [slot.identifier for slot in walk.slots]
+    checks.check(
+        "... into a slot of its own", len(slots) == 2 and ob.animation_data.action_slot.identifier == "OBArm", slots
+    )
+    kept = slot_keys(walk, "OBOther")
+    checks.check("... and the other rig's keys are as they were", kept == before, kept)
+else:
+    baked = action_keys(walk)
+    checks.check("... keys added beside the other rig's", len(baked) > len(before))
 checks.close()
