@@ -67,7 +67,7 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         type=_parse_frames,
         help="frame range START-END (default: the scene's); with a negative start write --frames=-10-20",
     )
-    bake.add_argument("--step", type=_whole_frames(1), default=1, help="key every STEP frames (default 1)")
+    bake.add_argument("--step", type=_whole_frames(1), default=1, help="key every STEP frames and the last (default 1)")
     bake.add_argument(
         "--into",
         choices=("active", "new", "nla"),

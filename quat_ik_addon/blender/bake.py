@@ -110,6 +110,13 @@ class Bake:
             )
         rig_reader.check_armature(ob)
         anim = ob.animation_data
+        remap = scene.render.frame_map_old, scene.render.frame_map_new
+        if remap[0] != remap[1]:
+            # Frame f shows the animation at f·old/new: keys written at f would play elsewhere.
+            raise ChainError(
+                f"Time Remapping is on ({remap[0]} → {remap[1]}, Output Properties > Frame Range): "
+                "set Old and New equal to bake"
+            )
         if anim is not None and anim.use_tweak_mode:
             # The tweaked strip's action plays remapped in time: keys would land on other frames.
             raise ChainError(f"'{ob.name}' is in NLA tweak mode: leave it (Tab in the NLA editor) before baking")
@@ -133,6 +140,8 @@ class Bake:
             self.rigs.append(rig)
             self.options.append(options)
         self.frames = np.arange(settings.frame_start, settings.frame_end + 1, settings.step, dtype=float)
+        if self.frames[-1] != settings.frame_end:
+            self.frames = np.append(self.frames, float(settings.frame_end))  # the range ends where asked
         # Per chain: a StackedInputs (sampled) or a list of FrameInputs, one per frame (stepped).
         self.inputs: list[chain_solve.StackedInputs | list[rig_reader.FrameInputs]] = [[] for _ in self.chains]
         self.solutions: list[chain_solve.ChainSolution] = []
@@ -261,26 +270,28 @@ class Bake:
         return bpy.data.actions.new(f"{self.ob.name}_QuatIK")
 
     def _previous_values(self, action, pose_bone, path: str, size: int):
-        """The bone's keyed value just before the range, to continue from (None if no keys there)."""
+        """The bone's value just before the range, to continue from (None if no channel is keyed
+        there): keyed channels as their curves play, the others as the bone holds them."""
         found = compat.find_channels(action, self.ob)
         if found is None:
             return None
         fcurves = found[0]
         before = self.frames[0] - self.settings.step
-        values = []
+        values = list(getattr(pose_bone, path))
+        keyed = False
         for index in range(size):
             fcurve = fcurves.find(f'pose.bones["{pose_bone.name}"].{path}', index=index)
-            if fcurve is None or not len(fcurve.keyframe_points) or fcurve.keyframe_points[0].co[0] > before:
-                return None
-            values.append(fcurve.evaluate(before))
-        return values
+            if fcurve is not None and len(fcurve.keyframe_points):
+                values[index] = fcurve.evaluate(before)
+                keyed = keyed or fcurve.keyframe_points[0].co[0] <= before
+        return values if keyed else None
 
     def write(self) -> BakeSummary:
         """Write every solved chain's keys; returns a summary."""
         started = time.perf_counter()
         action = self._target_action()
         settings = self.settings
-        frame_range = (float(self.frames[0]), float(self.frames[-1]))
+        frame_range = (float(settings.frame_start), float(settings.frame_end))  # with a step, keys between go too
         channels = []
         for solution in self.solutions:
             rig = solution.rig

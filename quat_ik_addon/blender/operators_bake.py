@@ -50,7 +50,13 @@ class QUATIK_OT_bake(bpy.types.Operator):
     )
     frame_start: IntProperty(name="Start Frame", description="First frame to bake (default: the scene's)", default=1)
     frame_end: IntProperty(name="End Frame", description="Last frame to bake (default: the scene's)", default=250)
-    step: IntProperty(name="Frame Step", description="Key every this many frames", default=1, min=1, max=1000)
+    step: IntProperty(
+        name="Frame Step",
+        description="Key every this many frames and the last; other keys in the range are replaced",
+        default=1,
+        min=1,
+        max=1000,
+    )
     destination: EnumProperty(name="Into", description="Where the keys go", items=DESTINATIONS)
     interpolation: EnumProperty(name="Interpolation", description="Interpolation of the new keys", items=INTERPOLATIONS)
     simplify: BoolProperty(
@@ -59,7 +65,10 @@ class QUATIK_OT_bake(bpy.types.Operator):
     )
     simplify_tolerance: FloatProperty(
         name="Tolerance",
-        description="Largest change (radians or quaternion units) a dropped key may make",
+        description=(
+            "Largest change (radians or quaternion units) a dropped key may make with Linear interpolation; "
+            "Bezier curves bulge between the kept keys and may stray further"
+        ),
         default=1e-3,
         min=0.0,
         precision=5,

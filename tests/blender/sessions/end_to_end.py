@@ -220,7 +220,7 @@ checks.check(
 )
 strip_action = tracks[0].strips[0].action
 frames = [k[0][0] for k in action_keys(strip_action)[('pose.bones["B2"].rotation_quaternion', 0)]]
-checks.check("step 5 keys every fifth frame", frames == [1.0, 6.0, 11.0, 16.0, 21.0, 26.0], frames)
+checks.check("step 5 keys every fifth frame and the last", frames == [1.0, 6.0, 11.0, 16.0, 21.0, 26.0, 30.0], frames)
 if compat.HAS_SLOTTED_ACTIONS:
     checks.check("5.0: the strip plays the object's slot", tracks[0].strips[0].action_slot is not None, "")
 

@@ -1,0 +1,78 @@
+"""Session: a bake keys what plays, where it plays, for bones keyed and set up in the many ways
+a rig is: a frame step replaces every key of its range and keys the range's last frame; Euler
+values continue from a bone keyed on some channels only; time remapping is refused.
+
+argv: WORKDIR
+"""
+
+import math
+
+import bpy
+from mathutils import Vector
+
+from tests.blender.sessions.common import Checks, add_chain, empty, make_rig, pose_mode, reset_scene, submodule
+
+checks = Checks("bakes key what plays")
+compat = submodule("compat")
+
+
+def bent_rig(**kwargs):
+    """B0 > B1 > B2, bent (so the solve is well defined), reaching for a target on a circle."""
+    reset_scene()
+    ob = make_rig("Arm", [((0, 0, 0), (0, 0.1, 1)), ((0, 0.1, 1), (0, 0, 2)), ((0, 0, 2), (0, 0, 2.8))], **kwargs)
+    target = empty("Target")
+    for frame in range(-4, 61, 4):
+        target.location = (0.9 * math.cos(frame / 8), 0.9 * math.sin(frame / 8), 1.8)
+        target.keyframe_insert("location", frame=frame)
+    add_chain(ob, "B2", 3, "Target", mode="MANUAL")
+    pose_mode(ob, "B2")
+    return ob, target
+
+
+def channel(ob, path: str, index: int):
+    fcurves = compat.find_channels(ob.animation_data.action, ob)[0]
+    return fcurves.find(path, index=index)
+
+
+def tip_error(ob, target, frame: float) -> float:
+    bpy.context.scene.frame_set(int(frame), subframe=frame - int(frame))
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    evaluated = ob.evaluated_get(depsgraph)
+    tip = evaluated.pose.bones["B2"]
+    world = evaluated.matrix_world @ tip.matrix @ Vector((0.0, tip.bone.length, 0.0))
+    return (world - target.evaluated_get(depsgraph).matrix_world.translation).length
+
+
+# ---- a frame step: every old key in the range goes, the range's last frame is keyed
+ob, target = bent_rig()
+bone = ob.pose.bones["B0"]
+for frame in (3, 10, 12, 50):
+    bone.rotation_quaternion = (1.0, 0.01 * frame, 0.0, 0.0)
+    bone.keyframe_insert("rotation_quaternion", frame=frame)
+checks.check("bake 1-12 every 4th frame", bpy.ops.quat_ik.bake(frame_start=1, frame_end=12, step=4) == {"FINISHED"})
+frames = [round(k.co[0]) for k in channel(ob, 'pose.bones["B0"].rotation_quaternion', 1).keyframe_points]
+checks.check("... keys 1, 5, 9 and 12, and the key at 50 outside the range", frames == [1, 5, 9, 12, 50], frames)
+checks.check("... frame 12 reaches", tip_error(ob, target, 12) < 0.01, tip_error(ob, target, 12))
+
+# ---- Euler continuity from a bone keyed on one channel only (X wound a full turn)
+ob, target = bent_rig()
+for bone in ob.pose.bones:
+    bone.rotation_mode = "XYZ"
+bone = ob.pose.bones["B0"]
+bone.rotation_euler = (2 * math.pi + 0.1, 0.0, 0.0)
+bone.keyframe_insert("rotation_euler", index=0, frame=0)
+checks.check("bake after a key on X alone", bpy.ops.quat_ik.bake(frame_start=1, frame_end=20) == {"FINISHED"})
+x = channel(ob, 'pose.bones["B0"].rotation_euler', 0)
+turn = math.degrees(abs(x.evaluate(1) - x.evaluate(0)))
+checks.check("... X continues from the wound key (no spin between frames 0 and 1)", turn < 90.0, f"{turn:.1f}°")
+checks.check("... and frame 1 reaches", tip_error(ob, target, 1) < 0.01, tip_error(ob, target, 1))
+
+# ---- time remapping: frame f plays the animation at another time; refused
+ob, target = bent_rig()
+scene = bpy.context.scene
+scene.render.frame_map_old, scene.render.frame_map_new = 100, 200
+scene.frame_set(scene.frame_current)  # the remapped time's pose, before the snapshot
+checks.expect_error("time remapping", bpy.ops.quat_ik.bake, "Time Remapping", frame_start=1, frame_end=20)
+scene.render.frame_map_new = 100
+
+checks.close()
