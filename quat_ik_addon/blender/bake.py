@@ -196,6 +196,7 @@ class Bake:
                     scene.frame_set(int(f))
                     for rig, inputs in zip(self.rigs, self.inputs, strict=True):
                         try:
+                            rig_reader.check_frozen(rig)
                             inputs.append(rig_reader.read_frame_inputs(rig, depsgraph))
                         except ChainError as error:
                             raise ChainError(f"Chain '{rig.chain_name}', frame {int(f)}: {error}") from None

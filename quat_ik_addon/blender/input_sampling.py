@@ -34,8 +34,9 @@ when it cannot be sure; the bake then steps frames. It is sure only when all of 
   ancestor has F-curves or an active constraint, and no bone of that armature has an
   active IK or Spline IK constraint (those move bones up their chain).
 * Chain bones may have F-curves of ``rotation_*``, ``location`` and ``scale`` (rotations
-  are evaluated and converted as ``rotation_modes.current_quaternion`` does; location and
-  scale are not inputs); any other curve on them refuses. Curves on unrelated bones are
+  are evaluated and converted as ``rotation_modes.current_quaternion`` does; location,
+  scale and locked rotation channels are built into the chain, so their curves must hold
+  still over the frames); any other curve on them refuses. Curves on unrelated bones are
   allowed except curves of constraint settings (``constraints[...]``).
 
 Safety net: the values computed for the scene's current frame must match what the evaluated
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING
 import bpy
 import numpy as np
 
-from . import compat, rig_reader
+from . import compat, locks, rig_reader, rotation_modes
 from .chain_solve import StackedInputs
 from .errors import ChainError
 
@@ -307,6 +308,28 @@ class _Sampler:
             out[:, i] = q
         return out
 
+    def _check_frozen(self) -> None:
+        """Refuses where a chain bone's location, scale or locked rotation channels change over
+        the frames (``rig_reader.check_frozen`` then names them, frame by frame)."""
+        ob = self.rig.armature
+        for name in self.rig.bone_names:
+            pose_bone, prefix = ob.pose.bones[name], _bone_prefix(name)
+            for path in ("scale",) if pose_bone.bone.use_connect else ("location", "scale"):
+                values = self._channel(ob, pose_bone, path, f"{prefix}.{path}")
+                if not np.allclose(values, values[-1], rtol=1e-6, atol=1e-6):
+                    raise Refused(rig_reader.frozen_message(name, path))
+            if not locks.frozen_channels(pose_bone):
+                continue
+            path = rotation_modes.data_path_and_size(pose_bone.rotation_mode)[0]
+            if path == "rotation_euler" and not all(pose_bone.lock_rotation):
+                # Partly locked Euler angles (the common case): the locked ones must hold still.
+                locked = list(pose_bone.lock_rotation)
+                values = self._channel(ob, pose_bone, path, f"{prefix}.{path}")[:, locked]
+                if not np.allclose(values, values[-1], rtol=1e-6, atol=1e-6):
+                    raise Refused(rig_reader.frozen_message(name, "locked rotation channels"))
+            elif any((f"{prefix}.{path}", index) in self.curves[ob] for index in range(4)):
+                raise Refused(f"'{name}' has locked rotation channels and rotation keys")
+
     def _chain_settings(self) -> dict[str, np.ndarray]:
         """(T,) each of the chain's animatable settings (``rig_reader.ANIMATED_SETTINGS``), from
         its F-curve when it has one."""
@@ -340,9 +363,11 @@ class _Sampler:
         for ob, names in self.static_bones.items():
             self._check_static_bones(ob, names)
 
-        object_world = self._world(rig.armature)
+        object_world = self._world(rig.armature)  # (checks the armature, reads its curves)
+        self._check_frozen()
         count = len(self.times)
         root_parent = np.identity(4) if rig.root_parent is None else self._bone_matrix(rig.armature, rig.root_parent)
+        rig_reader.check_root_frame(rig, root_parent)
         target_world = self._target(rig.target_object, rig.target_bone)
         orientation_world = None
         if rig.orientation_object is not None:

@@ -180,6 +180,27 @@ def apply_partial_locks(pose_bone, limit):
     return LockedEulerJoint(limit, "XYZ", locked, tuple(float(v) for v in values), smallest=True)
 
 
+def frozen_channels(pose_bone) -> tuple[float, ...]:
+    """What a solve takes as given from the bone's locked rotation channels (``held_rotation``,
+    ``apply_partial_locks``): the whole rotation if every channel is locked, else the locked
+    channels' values (Euler angles of the rotation where quaternion locks are not 4D)."""
+    from .rotation_modes import current_quaternion, current_values
+
+    if _all_locked(pose_bone):
+        return tuple(current_values(pose_bone))
+    mode, locked = pose_bone.rotation_mode, tuple(bool(v) for v in pose_bone.lock_rotation)
+    if _is_4d(pose_bone):
+        locked = (bool(pose_bone.lock_rotation_w), *locked)
+        values = tuple(pose_bone.rotation_quaternion if mode == "QUATERNION" else pose_bone.rotation_axis_angle)
+    elif mode in EULER_ORDERS:
+        values = tuple(pose_bone.rotation_euler)
+    elif any(locked):
+        values = tuple(smallest_euler(np.array(tuple(current_quaternion(pose_bone))), "XYZ"))
+    else:
+        return ()
+    return tuple(float(value) for value, held in zip(values, locked, strict=True) if held)
+
+
 @dataclass(frozen=True)
 class HeldChannels:
     """Which channels of a bone's rotation property keep their values when it is written, and

@@ -10,9 +10,13 @@ bone's parent in armature space (armature space itself when the root has no pare
 point's root-frame position is ``(object.matrix_world @ parent.matrix).inverted() @ p``,
 which is linear, so non-uniform and negative object scale map positions exactly.
 
-The bones' pose location and a uniform pose scale are folded into the chain as they are at
-reading time; bones whose rotation channels are all locked are held at their current
-rotation (see ``locks.py``).
+The bones' pose location (unconnected bones: Blender ignores a connected bone's) and a
+uniform pose scale, inherited or not as each bone's Inherit Scale says, are folded into the
+chain as they are at reading time; bones whose rotation channels are all locked are held at
+their current rotation (see ``locks.py``). A bake builds its chain once, so ``check_frozen``
+refuses where those values move over its range. A root that does not inherit its parent's
+rotation or scale is solved while the parent keeps its rest axes or unit scale
+(``check_root_frame``); a bone below the root must inherit its parent's rotation.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ MIN_BONE_LENGTH = 1e-6
 # Keys baked with visual keying (nla.bake of Blender's IK) leave pose scales a few float32
 # steps off 1 (1.0000001, 0.9999996): noise, not a scale worth a warning.
 SCALE_TOLERANCE = 1e-5
+IGNORED_PARENT_SCALE = ("NONE", "NONE_LEGACY")  # inherit_scale modes that drop the parent's scale
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +63,13 @@ class ChainRig:
     target_anchor: str | None = None
     orientation_anchor: str | None = None
     pole_anchor: str | None = None
+    # How the chain's root takes its parent's pose (``check_root_frame``): the parent's rest
+    # axes (armature space) where the root does not inherit rotation, and whether it ignores
+    # the parent's scale.
+    root_rest_axes_unless_inherited: np.ndarray | None = None
+    root_ignores_parent_scale: bool = False
+    # What the chain was built from that a bake takes as fixed over its range (``frozen_values``).
+    frozen: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -237,18 +249,23 @@ def read_chain_rig(ob, chain) -> ChainRig:
             raise ChainError(f"Bone '{name}' has zero length")
         if i > 0 and not bone.use_inherit_rotation:
             raise ChainError(f"Bone '{name}' does not inherit its parent's rotation; the solver needs it to")
+        # Blender: a bone that ignores its parent's scale is placed by the scaled parent but
+        # takes only its own scale (checked against Blender for every inherit mode).
+        ignores_scale = bone.inherit_scale in IGNORED_PARENT_SCALE
         local = bone.matrix_local if parent_rest is None else parent_rest.inverted() @ bone.matrix_local
         rest_rotation = local.to_quaternion()
-        offset = np.array(local.translation) + np.array(rest_rotation @ pose_bone.location)
+        offset = np.array(local.translation)
+        if not bone.use_connect:  # Blender ignores a connected bone's pose location
+            offset += np.array(rest_rotation @ pose_bone.location)
         if not np.all(np.isfinite(offset)) or not np.all(np.isfinite(pose_bone.scale)):
             raise ChainError(f"Bone '{name}' has a location or scale that is not a number")
         rest_offsets.append(offset * cumulative_scale)
 
         scale = np.array(pose_bone.scale)
+        if i > 0 and ignores_scale:
+            cumulative_scale = 1.0
         if np.ptp(scale) > SCALE_TOLERANCE:
             warnings.append(f"non-uniform pose scale on '{name}' is ignored")
-        elif abs(scale[0] - 1.0) > SCALE_TOLERANCE and bone.inherit_scale != "FULL":
-            warnings.append(f"pose scale on '{name}' with inherit scale {bone.inherit_scale} is ignored")
         else:
             cumulative_scale *= float(scale[0])
         lengths.append(bone.length * cumulative_scale)
@@ -299,7 +316,65 @@ def read_chain_rig(ob, chain) -> ChainRig:
         target_anchor=anchor_bone(ob, chain.target_object, target_bone),
         orientation_anchor=anchor_bone(ob, orientation_object, orientation_bone),
         pole_anchor=anchor_bone(ob, pole_object, pole_bone),
+        root_rest_axes_unless_inherited=(
+            None
+            if first.parent is None or first.use_inherit_rotation
+            else _matrix_np(first.parent.matrix_local)[:3, :3]
+        ),
+        root_ignores_parent_scale=first.parent is not None and first.inherit_scale in IGNORED_PARENT_SCALE,
+        frozen=frozen_values(ob, bone_names),
     )
+
+
+def frozen_values(ob, bone_names) -> tuple[tuple[str, str, tuple[float, ...]], ...]:
+    """(bone, what, values) of what ``read_chain_rig`` builds into the chain from each bone's
+    pose: its location, scale and locked rotation channels."""
+    values = []
+    for name in bone_names:
+        pose_bone = ob.pose.bones[name]
+        values.append((name, "location", () if pose_bone.bone.use_connect else tuple(pose_bone.location)))
+        values.append((name, "scale", tuple(pose_bone.scale)))
+        values.append((name, "locked rotation channels", locks.frozen_channels(pose_bone)))
+    return tuple(values)
+
+
+def check_frozen(rig: ChainRig) -> None:
+    """ChainError if a bone's location, scale or locked rotation channels differ from what the
+    chain was built with (a bake builds it once, at the current frame)."""
+    for (name, what, built), (_name, _what, now) in zip(
+        rig.frozen, frozen_values(rig.armature, rig.bone_names), strict=True
+    ):
+        if not np.allclose(now, built, rtol=1e-6, atol=1e-6):
+            raise ChainError(frozen_message(name, what))
+
+
+def frozen_message(bone: str, what: str) -> str:
+    return (
+        f"'{bone}' has its {what} animated over the range: a bake takes the chain bones' locations, scales and "
+        "locked rotation channels as they are at the current frame (Per Frame mode follows them); remove "
+        "those keys or bake where they hold still"
+    )
+
+
+def check_root_frame(rig: ChainRig, root_parent: np.ndarray) -> None:
+    """ChainError unless the root's parent frame, as read from the parent's pose matrix, is the
+    frame Blender gives the root: a root that does not inherit its parent's rotation or scale
+    is solved only while the parent keeps its rest axes or its scale is 1."""
+    axes = root_parent[:3, :3]
+    rest = rig.root_rest_axes_unless_inherited
+    if rest is not None and not np.allclose(axes, rest, atol=1e-5):
+        raise ChainError(
+            f"'{rig.bone_names[0]}', the chain's root, does not inherit the rotation of '{rig.root_parent}', "
+            "which is posed away from its rest: turn Inherit Rotation on, or keep the parent at rest"
+        )
+    if rig.root_ignores_parent_scale:
+        scale = np.linalg.norm(axes, axis=0)
+        if np.max(np.abs(scale - 1.0)) > SCALE_TOLERANCE:
+            raise ChainError(
+                f"'{rig.bone_names[0]}', the chain's root, does not inherit the scale of '{rig.root_parent}', "
+                f"which is scaled ×{float(np.mean(scale)):.3g}: set its Inherit Scale to Full, or the parent's "
+                "scale to 1"
+            )
 
 
 def evaluated(ob, depsgraph):
@@ -339,6 +414,7 @@ def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
     ob_eval = evaluated(rig.armature, depsgraph)
     pose_bones = ob_eval.pose.bones
     root_parent = _matrix_np(pose_bones[rig.root_parent].matrix) if rig.root_parent is not None else np.identity(4)
+    check_root_frame(rig, root_parent)
     target_world = _world_matrix(rig.target_object, rig.target_bone, depsgraph)
     orientation_world = None
     if rig.orientation_object is not None:

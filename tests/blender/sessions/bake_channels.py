@@ -1,6 +1,9 @@
 """Session: a bake keys what plays, where it plays, for bones keyed and set up in the many ways
 a rig is: a frame step replaces every key of its range and keys the range's last frame; Euler
-values continue from a bone keyed on some channels only; time remapping is refused.
+values continue from a bone keyed on some channels only; bones that ignore their parent's
+scale are placed as Blender places them, a root that ignores its parent's posed rotation or
+scale is refused; animated locations, scales and locked channels, which a bake builds into
+its chain once, are refused (keys that hold still are not); time remapping is refused.
 
 argv: WORKDIR
 """
@@ -66,6 +69,92 @@ x = channel(ob, 'pose.bones["B0"].rotation_euler', 0)
 turn = math.degrees(abs(x.evaluate(1) - x.evaluate(0)))
 checks.check("... X continues from the wound key (no spin between frames 0 and 1)", turn < 90.0, f"{turn:.1f}°")
 checks.check("... and frame 1 reaches", tip_error(ob, target, 1) < 0.01, tip_error(ob, target, 1))
+
+# ---- inherit scale and rotation
+ROOT = {"extra_bones": [("Root", (0, 0, -1), (0, 0, 0), None)], "parent_of_first": "Root"}
+
+
+def reaches(label: str, ob, target, frames=(1, 7, 20)) -> None:
+    result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=20)
+    worst = max(tip_error(ob, target, frame) for frame in frames)
+    checks.check(label, result == {"FINISHED"} and worst < 0.01, (result, worst))
+
+
+ob, target = bent_rig(**ROOT)
+ob.data.bones["B1"].inherit_scale = "NONE"
+ob.pose.bones["B0"].scale = (0.7, 0.7, 0.7)
+reaches("a bone that ignores its parent's scale: the bake reaches", ob, target)
+ob, target = bent_rig(**ROOT)
+ob.data.bones["B0"].use_inherit_rotation = False
+ob.pose.bones["Root"].location = (0.2, 0.0, 0.1)
+reaches("a root that ignores the rotation of a parent at rest: the bake reaches", ob, target)
+ob.pose.bones["Root"].rotation_quaternion = (0.95, 0.3, 0.0, 0.0)
+checks.expect_error("... posed away from rest: refused", bpy.ops.quat_ik.bake, "does not inherit the rotation")
+ob.pose.bones["Root"].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+ob.data.bones["B0"].use_inherit_rotation = True
+ob.data.bones["B0"].inherit_scale = "NONE"
+ob.pose.bones["Root"].scale = (0.5, 0.5, 0.5)
+checks.expect_error(
+    "a root that ignores its parent's scale: refused", bpy.ops.quat_ik.bake, "does not inherit the scale"
+)
+
+# ---- a connected bone's pose location moves nothing in Blender: nor in the solve
+ob, target = bent_rig()
+ob.pose.bones["B1"].location = (0.0, 0.25, 0.1)
+reaches("a connected bone with a pose location: the bake reaches", ob, target)
+
+# ---- what a bake builds into the chain must hold still over its range
+runtime = submodule("runtime")
+ob, target = bent_rig(connected=[False, False, True])  # (a connected bone's location does nothing)
+bone = ob.pose.bones["B1"]
+for frame, y in ((1, 0.0), (20, 0.5)):
+    bone.location = (0.0, y, 0.0)
+    bone.keyframe_insert("location", frame=frame)
+bpy.context.scene.frame_set(1)
+checks.expect_error(
+    "an animated location", bpy.ops.quat_ik.bake, "'B1' has its location animated", frame_start=1, frame_end=20
+)
+for key in (
+    compat.find_channels(ob.animation_data.action, ob)[0].find('pose.bones["B1"].location', index=1).keyframe_points
+):
+    key.co.y = key.handle_left.y = key.handle_right.y = 0.25
+bpy.context.scene.frame_set(1)
+reaches("keyed locations that hold still: the bake reaches", ob, target)
+checks.check(
+    "... from the sampled keys", runtime.last_bake_seconds.get("gather_path") == "sampled", runtime.last_bake_seconds
+)
+
+ob, target = bent_rig()
+bone = ob.pose.bones["B1"]
+bone.rotation_mode, bone.lock_rotation[1] = "XYZ", True
+for frame, y in ((1, 0.0), (20, 1.2)):
+    bone.rotation_euler = (0.1 * frame, y, 0.0)
+    bone.keyframe_insert("rotation_euler", frame=frame)
+bpy.context.scene.frame_set(1)
+checks.expect_error(
+    "a locked channel that is animated",
+    bpy.ops.quat_ik.bake,
+    "'B1' has its locked rotation channels animated",
+    frame_start=1,
+    frame_end=20,
+)
+for key in (
+    compat.find_channels(ob.animation_data.action, ob)[0]
+    .find('pose.bones["B1"].rotation_euler', index=1)
+    .keyframe_points
+):
+    key.co.y = key.handle_left.y = key.handle_right.y = 0.3
+bpy.context.scene.frame_set(1)
+reaches("a locked channel keyed still, the others animated: the bake reaches", ob, target)
+checks.check(
+    "... from the sampled keys", runtime.last_bake_seconds.get("gather_path") == "sampled", runtime.last_bake_seconds
+)
+y = compat.find_channels(ob.animation_data.action, ob)[0].find('pose.bones["B1"].rotation_euler', index=1)
+checks.check(
+    "... and the locked channel keeps its value",
+    {round(k.co.y, 6) for k in y.keyframe_points} == {0.3},
+    [tuple(k.co) for k in y.keyframe_points],
+)
 
 # ---- time remapping: frame f plays the animation at another time; refused
 ob, target = bent_rig()
