@@ -93,7 +93,8 @@ def initial_poses(chain: Chain, start: ArrayLike | None, n_targets: int, *, clam
     """Per-target start poses (N, n, 4), clamped: a start outside the limits comes inside
     (``clamp=False``: as given, e.g. reference poses that are only compared with)."""
     if start is None:
-        return chain.rest_pose(n_targets)
+        rest = chain.rest_pose(n_targets)  # rest may lie outside the limits (a hinge limited to 10-90°)
+        return chain.clamp_to_limits(rest) if clamp else rest
     start = np.asarray(start, dtype=float)
     if start.shape not in ((chain.n_bones, 4), (n_targets, chain.n_bones, 4)):
         raise ValueError(f"start rotations must be shaped ({chain.n_bones}, 4) or ({n_targets}, {chain.n_bones}, 4)")

@@ -85,6 +85,9 @@ class Chain:
                 raise ValueError(f"{name.replace('_', ' ')} contain NaN or infinity")
         tip_vector = np.array([0.0, self.lengths[-1], 0.0]) + self.effector_offset
         reach = float(np.sum(np.linalg.norm(self.rest_offsets[1:], axis=-1)) + np.linalg.norm(tip_vector))
+        if not reach > 1e-9 * float(np.max(self.lengths)):
+            # Reach sets the solver's scales (damping, the weight of orientation): at 0 there are none.
+            raise ValueError("the effector sits on the chain's first joint: nothing to reach with (reach 0)")
         # Read on every iteration of every solve: computed once.
         object.__setattr__(self, "_tip_vector", tip_vector)
         object.__setattr__(self, "_reach", reach)

@@ -81,7 +81,10 @@ def run(args: argparse.Namespace) -> dict:
     chain_name = args.chain or (names[0] if len(names) == 1 else None)
     if chain_name not in names:
         raise InputError(f"choose a chain with --chain: the spec has {names or 'no chains'}")
-    chain = Chain.from_rig_spec(rig, chain_name)
+    try:
+        chain = Chain.from_rig_spec(rig, chain_name)
+    except ValueError as error:
+        raise InputError(f"chain '{chain_name}': {error}") from None
     goals = _read_goals(args.targets)
     try:
         settings = SolveSettings(
@@ -114,7 +117,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     text = json.dumps(document, indent=1)
     if args.output:
-        args.output.write_text(text)
+        try:
+            args.output.write_text(text)
+        except OSError as error:
+            print(f"error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+            return 2
     else:
         print(text)
     reached = sum(document["converged"])

@@ -23,7 +23,13 @@ Array = NDArray[np.float64]
 Y_AXIS = np.array([0.0, 1.0, 0.0])
 
 
+# Coordinates beyond this square past float range in the error measures (1e160² overflows).
+MAX_COORDINATE = 1e100
+
+
 def _finite_rows(name: str, values: ArrayLike, width: int, count: int | None) -> Array:
+    if np.iscomplexobj(values):
+        raise ValueError(f"{name} must be real numbers, not complex")
     values = np.asarray(values, dtype=float)
     if values.ndim == 1:
         values = values[None, :]
@@ -36,6 +42,9 @@ def _finite_rows(name: str, values: ArrayLike, width: int, count: int | None) ->
     bad = np.nonzero(~np.all(np.isfinite(values), axis=1))[0]
     if bad.size:
         raise ValueError(f"{name} contain NaN or infinity (rows {bad[:10].tolist()})")
+    far = np.nonzero(np.any(np.abs(values) > MAX_COORDINATE, axis=1))[0]
+    if far.size:
+        raise ValueError(f"{name} contain numbers beyond ±{MAX_COORDINATE:g} (rows {far[:10].tolist()})")
     return values
 
 
@@ -74,6 +83,8 @@ class Goals:
                 raise ValueError("target directions contain a zero vector")
             object.__setattr__(self, "directions", directions / lengths)
         aim_axis = np.asarray(self.aim_axis, dtype=float).reshape(3)
+        if not (np.all(np.isfinite(aim_axis)) and np.linalg.norm(aim_axis) > 1e-12):
+            raise ValueError(f"the aim axis must be a finite, nonzero vector, not {aim_axis.tolist()}")
         object.__setattr__(self, "aim_axis", aim_axis / np.linalg.norm(aim_axis))
         for name in ("position_weight", "orientation_weight"):
             weight = getattr(self, name)
@@ -83,7 +94,7 @@ class Goals:
     @classmethod
     def of(cls, targets: ArrayLike | Goals) -> Goals:
         """Goals as given, or position-only goals from an (N, 3) array."""
-        return targets if isinstance(targets, Goals) else cls(np.asarray(targets, dtype=float))
+        return targets if isinstance(targets, Goals) else cls(np.asarray(targets))  # (checked, made float, there)
 
     @property
     def count(self) -> int:

@@ -8,6 +8,7 @@ time a target starts from the pose of the cluster whose centroid is nearest. Eve
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -84,6 +85,14 @@ def learn_start_poses(
     """Find a few start poses that together solve nearly every reachable target."""
     from .solve import solve
 
+    for name, value in (
+        ("samples", samples),
+        ("candidates", candidates),
+        ("max_starts", max_starts),
+        ("clusters", clusters),
+    ):
+        if not (isinstance(value, numbers.Integral) and value >= 1):
+            raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}")
     rng = np.random.default_rng(seed)
     settings = replace(settings or SolveSettings(), restarts=0)
     targets = chain.forward_kinematics(chain.random_poses(rng, samples)).effector

@@ -142,7 +142,9 @@ class HingeJoint:
     stiffness: float = 0.0
 
     def __post_init__(self) -> None:
-        axis = np.asarray(self.axis, dtype=float)
+        axis = np.asarray(self.axis, dtype=float).reshape(3)
+        if not (np.all(np.isfinite(axis)) and np.linalg.norm(axis) > 1e-12):
+            raise ValueError(f"a hinge axis must be a finite, nonzero vector, not {axis.tolist()}")
         object.__setattr__(self, "axis", axis / np.linalg.norm(axis))
 
     @property

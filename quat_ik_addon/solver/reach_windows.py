@@ -297,13 +297,20 @@ class PolygonWindow:
         center, plane_x, plane_y = _unit(self.center), _unit(self.plane_x), _unit(self.plane_y)
         vertices = np.asarray(self.vertices, dtype=float)
         reference = _unit(center + vertices.mean(axis=0) @ np.stack((plane_x, plane_y)))
-        corners = _unit(center + vertices[:, :1] * plane_x + vertices[:, 1:] * plane_y)
-        normals = _unit(quat.cross(corners, np.roll(corners, -1, axis=0)))
+        axes = np.stack((plane_x, plane_y))
+
+        def corners_and_normals(loop: Array) -> tuple[Array, Array]:
+            # V_k × V_k+1 as (c + p_k) × (p_k+1 − p_k): the edge taken on the plane, where it is
+            # exact, keeps a sliver's short edges' normals precise (the cross product of two
+            # nearly parallel unit vectors loses digits).
+            points = center + loop @ axes
+            return _unit(points), _unit(quat.cross(points, (np.roll(loop, -1, axis=0) - loop) @ axes))
+
+        corners, normals = corners_and_normals(vertices)
         if np.sum(normals @ reference) < 0.0:
             # Clockwise as seen from outside: reverse so that every V_k × V_k+1 points inwards,
             # which the edge-arc tests in closest() rely on.
-            corners = corners[::-1]
-            normals = _unit(quat.cross(corners, np.roll(corners, -1, axis=0)))
+            corners, normals = corners_and_normals(vertices[::-1])
         # Blow's inscribed circle: the cone around the reference that touches the nearest wall.
         accept_angle = float(np.min(np.arcsin(np.clip(normals @ reference, -1.0, 1.0))))
         for name, value in (

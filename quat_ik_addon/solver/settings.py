@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,8 +49,18 @@ class SolveSettings:
     def __post_init__(self) -> None:
         if self.order not in SWEEP_ORDERS:
             raise ValueError(f"order must be one of {SWEEP_ORDERS}, not {self.order!r}")
-        if self.max_iterations < 0:
-            raise ValueError(f"max_iterations must be >= 0, not {self.max_iterations}")
+        for name in (
+            "max_iterations",
+            "restarts",
+            "restart_candidates",
+            "restart_iterations",
+            "ccd_iterations_before_dls",
+            "stall_iterations",
+            "seed",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, not {value!r}")
         if self.tolerance is not None and not (self.tolerance >= 0.0 and np.isfinite(self.tolerance)):
             raise ValueError(f"tolerance must be a finite number >= 0, not {self.tolerance}")
         for name in ("relative_tolerance", "orientation_tolerance"):
@@ -58,15 +69,8 @@ class SolveSettings:
                 raise ValueError(f"{name} must be a finite number >= 0, not {value}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, not {self.method!r}")
-        for name in (
-            "restarts",
-            "restart_candidates",
-            "restart_iterations",
-            "ccd_iterations_before_dls",
-            "stall_iterations",
-        ):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
+        if not (0.0 <= self.stall_ratio < 1.0):
+            raise ValueError(f"stall_ratio must be within [0, 1), not {self.stall_ratio}")
         if not (self.damping > 0.0 and np.isfinite(self.damping)):
             raise ValueError(f"damping must be a finite number > 0, not {self.damping}")
         if not 0.0 <= self.rest_pull <= 1.0:

@@ -353,11 +353,7 @@ def window_rim(window: spec.ReachWindow | SolverReachWindow, samples: int = 240)
     """
     solver = solver_window(window) if isinstance(window, spec.ReachWindow) else window
     if isinstance(solver, SolverConeWindow):
-        c = solver.center
-        u = quat.any_perpendicular(c)
-        v = np.cross(c, u)
-        phi = np.linspace(0.0, 2.0 * np.pi, samples, endpoint=False)[:, None]
-        return math.cos(solver.half_angle) * c + math.sin(solver.half_angle) * (np.cos(phi) * u + np.sin(phi) * v)
+        return _cone_ring(solver.center, solver.half_angle, samples)
     if isinstance(solver, SolverEllipticConeWindow):
         return solver.rim(np.linspace(0.0, 2.0 * np.pi, samples, endpoint=False))
     if isinstance(solver, SolverPolygonWindow):
@@ -368,12 +364,24 @@ def window_rim(window: spec.ReachWindow | SolverReachWindow, samples: int = 240)
     raise TypeError(f"not a reach window: {window!r}")
 
 
+def _cone_ring(center: np.ndarray, angle: float, samples: int) -> np.ndarray:
+    """``samples`` directions ``angle`` away from ``center``, evenly around it."""
+    u = quat.any_perpendicular(center)
+    v = np.cross(center, u)
+    phi = np.linspace(0.0, 2.0 * np.pi, samples, endpoint=False)[:, None]
+    return math.cos(angle) * center + math.sin(angle) * (np.cos(phi) * u + np.sin(phi) * v)
+
+
 def window_samples(window: spec.ReachWindow | SolverReachWindow, samples: int = 240, rings: int = 4) -> np.ndarray:
     """Directions spread over a window: its reference direction and ``rings`` rings out to its rim."""
     solver = solver_window(window) if isinstance(window, spec.ReachWindow) else window
-    rim = window_rim(solver, samples)
     reference = solver.reference
     out = [reference[None]]
+    if isinstance(solver, SolverConeWindow):
+        # Rings by angle: chords to the rim of a cone of 90° and more pass through (or near) 0.
+        out += [_cone_ring(solver.center, solver.half_angle * k / rings, samples) for k in range(1, rings + 1)]
+        return np.concatenate(out)
+    rim = window_rim(solver, samples)
     for k in range(1, rings + 1):
         points = reference + (k / rings) * (rim - reference)
         out.append(points / np.linalg.norm(points, axis=1, keepdims=True))

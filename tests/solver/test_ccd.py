@@ -8,9 +8,13 @@ from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver import reference_chains
 from quat_ik_addon.solver.ccd import solve_ccd
 from quat_ik_addon.solver.chain import Chain
+from quat_ik_addon.solver.cycles import solve_cycle
+from quat_ik_addon.solver.goals import Goals
+from quat_ik_addon.solver.learned_starts import learn_start_poses
 from quat_ik_addon.solver.limits import AngleRange, BallJoint, HingeJoint
 from quat_ik_addon.solver.reach_windows import ConeWindow
-from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.sequence import solve_sequence
+from quat_ik_addon.solver.settings import METHODS, SolveSettings
 from quat_ik_addon.solver.solve import solve
 
 
@@ -143,6 +147,24 @@ def test_start_pose_outside_the_limits_is_brought_inside():
     assert np.max(chain.limit_violation(result.rotations)) < 1e-9
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_a_rest_pose_outside_the_limits_is_never_returned(method):
+    """No start given: the solve starts from rest brought inside, even where the goal is met
+    at rest (the straight knee's own effector) or no step beats rest (a target out of reach)."""
+    knee = HingeJoint([1.0, 0.0, 0.0], AngleRange(np.radians(10.0), np.radians(90.0)))
+    chain = Chain(("a", "b"), np.tile([1.0, 0, 0, 0], (2, 1)), [[0, 0, 0], [0, 1, 0]], [1.0, 1.0], (BallJoint(), knee))
+    at_rest = chain.forward_kinematics(chain.rest_pose(1)).effector
+    targets = np.vstack([at_rest, [[0.0, 5.0, 0.0]]])
+    result = solve(chain, targets, settings=SolveSettings(method=method))
+    assert_result_is_honest(chain, result, targets)
+    assert not result.converged[1]
+    for shot in (
+        solve_sequence(chain, np.repeat(at_rest, 5, axis=0)),
+        solve_cycle(chain, np.repeat(targets, 3, axis=0)),
+    ):
+        assert np.max(chain.limit_violation(shot.rotations)) < 1e-9
+
+
 def test_bad_input_gets_a_clear_message():
     chain = reference_chains.arm3()
     with pytest.raises(ValueError, match="NaN"):
@@ -153,6 +175,21 @@ def test_bad_input_gets_a_clear_message():
         solve_ccd(chain, [[0, 0.5, 0]], start_rotations=np.ones((2, 4)))
     with pytest.raises(ValueError, match="order"):
         SolveSettings(order="sideways")
+    with pytest.raises(ValueError, match="beyond"):
+        solve_ccd(chain, [[1e160, 0, 0]])  # its error would overflow to infinity
+    with pytest.raises(ValueError, match="complex"):
+        solve_ccd(chain, np.array([[0.1 + 1j, 0, 0]]))
+    with pytest.raises(ValueError, match="aim axis"):
+        Goals(np.zeros((1, 3)), directions=[[0, 0, 1]], aim_axis=[0, 0, 0])
+    with pytest.raises(ValueError, match="hinge axis"):
+        HingeJoint([0.0, 0.0, 0.0])
+    for bad in ({"seed": -1}, {"max_iterations": 2.5}, {"restarts": True}, {"stall_ratio": np.nan}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            SolveSettings(**bad)
+    with pytest.raises(ValueError, match="samples"):
+        learn_start_poses(chain, samples=0)
+    with pytest.raises(ValueError, match="nothing to reach"):  # the effector on the only joint
+        Chain(("eye",), [[1.0, 0, 0, 0]], [[0, 0, 0]], [1.0], effector_offset=[0.0, -1.0, 0.0])
 
 
 def test_batched_and_single_solves_agree(rng):

@@ -3,9 +3,12 @@
 import numpy as np
 import pytest
 
+from quat_ik_addon.solver import quaternion as quat
+from quat_ik_addon.solver import rig_spec as spec
 from quat_ik_addon.solver.quaternion import direction_angle
 from quat_ik_addon.solver.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow, ReachWindows
 from quat_ik_addon.solver.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, polygon_window_deg
+from quat_ik_addon.solver.spec_chain import solver_limit
 
 
 def sphere_grid(count: int) -> np.ndarray:
@@ -155,3 +158,15 @@ def test_angle_outside_is_zero_inside_and_matches_the_clamp_outside():
     union = ReachWindows((WINDOWS["cone"],))
     d = np.array([[0, 1, 0], [1, 0, 0]], float)
     np.testing.assert_allclose(union.angle_outside(d), [0.0, np.radians(50)], atol=1e-12)
+
+
+def test_a_sliver_polygons_clamp_lands_inside_by_its_own_test():
+    """A polygon 1e-6° wide (valid in a rig spec): its short edges' normals come from the edge
+    on the window plane, so the limit's inside test agrees with its clamp to 1e-12 rad (the
+    cross product of the two nearly parallel corner directions was off by 2e-8)."""
+    window = spec.PolygonWindow(
+        vertices_deg=((-41.35, 71.4921108), (41.35, 71.4921108), (41.35, 71.4921118), (-41.35, 71.4921118))
+    )
+    limit = solver_limit(spec.BallLimit(windows=(window,)))
+    rotations = quat.normalize(np.random.default_rng(0).normal(size=(2000, 4)))
+    assert limit.violation(limit.clamp(rotations)).max() < 1e-12

@@ -109,6 +109,19 @@ def test_window_rim_runs_along_the_rim_and_samples_lie_inside(window) -> None:
     assert np.all(solver.contains(window_samples(window, 60, 3), 1e-9))
 
 
+@pytest.mark.parametrize("half_angle", [90.0, 135.0, 180.0])
+def test_samples_of_wide_cones_are_directions_inside(half_angle) -> None:
+    """Chords from the centre to the rim of a 180° cone pass through 0: rings go by angle."""
+    window = cone_window(half_angle)
+    samples = window_samples(window, 240, 4)
+    np.testing.assert_allclose(np.linalg.norm(samples, axis=1), 1.0, atol=1e-12)
+    assert np.all(solver_window(window).contains(samples, 1e-9))
+    # The reference, then rings evenly spread in angle out to the rim.
+    angles = np.degrees(np.arccos(np.clip(samples @ (0.0, 1.0, 0.0), -1.0, 1.0)))
+    expected = np.concatenate([[0.0], np.repeat(half_angle * np.arange(1, 5) / 4, 240)])
+    np.testing.assert_allclose(angles, expected, atol=1e-6)
+
+
 @pytest.mark.parametrize("name", ["shoulder", "wrist", "hip", "ankle"])
 @pytest.mark.parametrize("roll", [0.0, 35.0, -120.0])
 def test_a_t_pose_bone_posed_anatomically_gets_the_preset_motions(name: str, roll: float) -> None:

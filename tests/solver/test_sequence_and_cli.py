@@ -366,6 +366,24 @@ def test_command_line_runs_as_a_module_and_reports_bad_input(tmp_path):
     assert missing == 2
 
 
+def test_command_line_refuses_complex_targets_unwritable_output_and_a_chain_without_reach(tmp_path, capsys):
+    np.save(tmp_path / "complex.npy", np.array([[0.1 + 1j, 0.3, 0.2]]))
+    assert main(["solve", str(ARM3_SPEC), "--targets", str(tmp_path / "complex.npy")]) == 2
+    assert "complex" in capsys.readouterr().err
+    (tmp_path / "ok.json").write_text(json.dumps([[0.1, 0.3, 0.2]]))
+    unwritable = tmp_path / "no such folder" / "out.json"
+    assert main(["solve", str(ARM3_SPEC), "--targets", str(tmp_path / "ok.json"), "-o", str(unwritable)]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    spec = json.loads(ARM3_SPEC.read_text())
+    chain = spec["chains"][0]
+    tip = next(bone for bone in spec["bones"] if bone["name"] == chain["tip"])
+    length = float(np.linalg.norm(np.subtract(tip["tail"], tip["head"])))
+    spec["chains"] = [{**chain, "length": 1, "effector_offset": [0.0, -length, 0.0]}]
+    (tmp_path / "no_reach.json").write_text(json.dumps(spec))
+    assert main(["solve", str(tmp_path / "no_reach.json"), "--targets", str(tmp_path / "ok.json")]) == 2
+    assert "nothing to reach" in capsys.readouterr().err
+
+
 def test_visible_jumps_are_the_kept_jumps_a_viewer_sees():
     """A 30° jump is reported with its turn; a 6° one (a jump, but read as fast motion) and a
     sustained fast turn of 8° a frame (no jump) are not; frames a step of 2 apart count per
