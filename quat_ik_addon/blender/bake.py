@@ -344,6 +344,7 @@ class Bake:
         anim = self.ob.animation_data
         if settings.destination == "NLA" and anim.action is not None:
             warnings.append(f"the active action '{anim.action.name}' plays on top of the new NLA strip")
+        warnings += self._played_differently(action, channels)
         self._show_new_keys()
         self.seconds["write"] = time.perf_counter() - started
         runtime.last_bake_seconds = {**self.seconds, "gather_path": self.gather_path}
@@ -358,6 +359,30 @@ class Bake:
             seconds=dict(self.seconds),
             gather_path=self.gather_path,
         )
+
+    def _played_differently(self, action, channels) -> list[str]:
+        """Warnings for what makes the keys play otherwise than they were solved: F-curve
+        modifiers that change values (Cycles only repeats them), and an active action blended
+        with NLA tracks below it instead of replacing them."""
+        found = []
+        fcurves = compat.find_channels(action, self.ob)
+        if fcurves is not None:
+            modified = set()
+            for channel in channels:
+                fcurve = fcurves[0].find(channel.data_path, index=channel.index)
+                if fcurve is not None and any(m.active and not m.mute and m.type != "CYCLES" for m in fcurve.modifiers):
+                    modified.add(channel.group)
+            if modified:
+                found.append(f"F-curve modifiers on {', '.join(sorted(modified))} change the baked keys as they play")
+        anim = self.ob.animation_data
+        below = [track for track in anim.nla_tracks if not track.mute and len(track.strips)]
+        plays_action = self.settings.destination != "NLA"
+        if plays_action and below and (anim.action_blend_type != "REPLACE" or anim.action_influence < 1.0):
+            found.append(
+                f"the action plays blended ({anim.action_blend_type.title()}, influence {anim.action_influence:g}) "
+                "with the NLA tracks below it: what plays is not the baked pose"
+            )
+        return found
 
     def _wrap_warning(self, turn: float) -> str:
         first, last = int(self.frames[0]), int(self.frames[-1])

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..solver.chain import Chain
 from ..solver.limits import FixedJoint
-from . import compat, limit_conversion, locks
+from . import compat, limit_conversion, locks, rotation_modes
 from .errors import ChainError
 from .rotation_modes import current_quaternion
 
@@ -269,6 +269,7 @@ def read_chain_rig(ob, chain) -> ChainRig:
         else:
             cumulative_scale *= float(scale[0])
         lengths.append(bone.length * cumulative_scale)
+        warnings += _overridden(ob, pose_bone)
 
         limit = limit_conversion.bone_limit(name, pose_bone.quat_ik, clamp_mode=clamp_mode)
         held = locks.held_rotation(pose_bone)
@@ -324,6 +325,23 @@ def read_chain_rig(ob, chain) -> ChainRig:
         root_ignores_parent_scale=first.parent is not None and first.inherit_scale in IGNORED_PARENT_SCALE,
         frozen=frozen_values(ob, bone_names),
     )
+
+
+def _overridden(ob, pose_bone) -> list[str]:
+    """Warnings for what changes a chain bone's pose after the solve: its own constraints, and
+    drivers on its rotation (a driver replaces what is written or keyed)."""
+    found = [
+        f"constraint '{c.name}' on '{pose_bone.name}' changes its pose after the solve"
+        for c in pose_bone.constraints
+        if not c.mute and c.influence > 0.0
+    ]
+    drivers = ob.animation_data.drivers if ob.animation_data is not None else ()
+    if len(drivers):
+        path, size = rotation_modes.data_path_and_size(pose_bone.rotation_mode)
+        full_path = pose_bone.path_from_id(path)
+        if any(drivers.find(full_path, index=index) is not None for index in range(size)):
+            found.append(f"a driver on the rotation of '{pose_bone.name}' replaces the solved rotation")
+    return found
 
 
 def frozen_values(ob, bone_names) -> tuple[tuple[str, str, tuple[float, ...]], ...]:

@@ -15,4 +15,8 @@ def test_a_bake_into_an_action_another_rig_plays_keeps_that_rigs_keys(run_sessio
 
 
 def test_a_bake_keys_what_plays_for_steps_partial_keys_and_remapped_time(run_session):
-    run_session("bake_channels.py")
+    result = run_session("bake_channels.py")
+    noise = result.stdout.split("---- bake into curves with a Noise modifier")[1].split("----")[0]
+    assert "F-curve modifiers on B1 change the baked keys as they play" in noise
+    combined = result.stdout.split("---- bake into an action combined over an NLA track")[1]
+    assert "the action plays blended (Combine, influence 1) with the NLA tracks below it" in combined

@@ -156,6 +156,34 @@ checks.check(
     [tuple(k.co) for k in y.keyframe_points],
 )
 
+# ---- what changes the pose after the solve or the keys as they play is reported
+ob, target = bent_rig()
+driver = ob.pose.bones["B1"].driver_add("rotation_quaternion", 1).driver
+driver.type, driver.expression = "SCRIPTED", "0.1"
+ob.pose.bones["B0"].constraints.new("LIMIT_ROTATION")
+checks.check("bake under a driver and a constraint", bpy.ops.quat_ik.bake(frame_start=1, frame_end=5) == {"FINISHED"})
+status = ob.quat_ik.chains[0].status_message
+checks.check("... Last Solve names the driver", "a driver on the rotation of 'B1'" in status, status)
+checks.check("... and the constraint", "constraint 'limit rotation' on 'b0'" in status.lower(), status)
+ob.animation_data.drivers.remove(ob.animation_data.drivers[0])
+ob.pose.bones["B0"].constraints.remove(ob.pose.bones["B0"].constraints[0])
+for fcurve in compat.find_channels(ob.animation_data.action, ob)[0]:
+    if fcurve.data_path == 'pose.bones["B1"].rotation_quaternion':
+        fcurve.modifiers.new("NOISE")
+print("---- bake into curves with a Noise modifier")
+bpy.ops.quat_ik.bake(frame_start=1, frame_end=5)
+ob, target = bent_rig()
+strip_action = bpy.data.actions.new("Pose")
+track = ob.animation_data_create().nla_tracks.new()
+ob.animation_data.action = strip_action
+ob.pose.bones["B1"].keyframe_insert("rotation_quaternion", frame=1)
+ob.animation_data.action = None
+track.strips.new("Pose", 1, strip_action)
+ob.animation_data.action = bpy.data.actions.new("Layer")
+ob.animation_data.action_blend_type = "COMBINE"
+print("---- bake into an action combined over an NLA track")
+bpy.ops.quat_ik.bake(frame_start=1, frame_end=5)
+
 # ---- time remapping: frame f plays the animation at another time; refused
 ob, target = bent_rig()
 scene = bpy.context.scene
