@@ -227,6 +227,7 @@ class Bake:
                 warm_start=False,
                 sequence=True,
                 own_rotations=self._own_rotations(rig, inputs),
+                start_pose=self._pose_before_range(rig),
             )
             for rig, options, inputs in zip(self.rigs, self.options, self.inputs, strict=True)
         ]
@@ -236,6 +237,25 @@ class Bake:
         if failed:
             raise ChainError(failed[0])  # names its chain (``chain_solve``)
         return self.solutions
+
+    def _pose_before_range(self, rig) -> np.ndarray | None:
+        """(n, 4) the chain's pose keyed one step before the range, where the active action keys
+        every bone it writes there: a bake of part of an animation starts from it and joins it
+        (from rest, the first frame may land on another branch than the keys before it)."""
+        anim = self.ob.animation_data
+        if anim is None or anim.action is None:
+            return None
+        pose = np.tile((1.0, 0.0, 0.0, 0.0), (len(rig.bone_names), 1))
+        for i, (name, writable) in enumerate(zip(rig.bone_names, rig.writable, strict=True)):
+            if not writable:
+                continue  # held by locks: identity in the solver's terms
+            pose_bone = self.ob.pose.bones[name]
+            mode = pose_bone.rotation_mode
+            values = self._previous_values(anim.action, pose_bone, *rotation_modes.data_path_and_size(mode))
+            if values is None:
+                return None
+            pose[i] = tuple(rotation_modes.quaternion_of(mode, values))
+        return pose
 
     @staticmethod
     def _own_rotations(rig, inputs: chain_solve.StackedInputs):

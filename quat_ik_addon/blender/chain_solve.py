@@ -69,6 +69,8 @@ class ChainJob:
     # The bones' own pose the chain's Influence (``inputs.influence``) blends the solved pose
     # with: by default the rotations read (a bake's keys); Live and Per Frame remember it.
     own_rotations: np.ndarray | None = None  # (F, n, 4)
+    # (n, 4) where a shot starts when not warm: a bake joining keys before its range starts there.
+    start_pose: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -252,7 +254,7 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
         orientations=orientations,
         poles=poles,
         pole_angles=inputs.pole_angle if poles is not None else None,
-        start=inputs.rotations if job.warm_start else None,
+        start=inputs.rotations if job.warm_start else job.start_pose,
         sequence=job.sequence,
     )
     outcome = solve_cache.solve(rig.chain, request, job.options)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from mathutils import Quaternion
+from mathutils import Euler, Quaternion
 
 from .euler_curves import euler_curves
 from .euler_math import EULER_ORDERS
@@ -31,14 +31,18 @@ def data_path_and_size(mode: str) -> tuple[str, int]:
 
 def current_quaternion(pose_bone) -> Quaternion:
     """The bone's rotation as a unit quaternion, whatever its rotation mode."""
-    mode = pose_bone.rotation_mode
+    return quaternion_of(pose_bone.rotation_mode, current_values(pose_bone))
+
+
+def quaternion_of(mode: str, values) -> Quaternion:
+    """The unit quaternion of rotation channel ``values`` in rotation ``mode``."""
     if mode == "QUATERNION":
-        q = pose_bone.rotation_quaternion
+        q = Quaternion(values)
         return q.normalized() if q.magnitude > 1e-12 else Quaternion()
     if mode == "AXIS_ANGLE":
-        angle, *axis = pose_bone.rotation_axis_angle
+        angle, *axis = values
         return Quaternion(axis, angle) if any(axis) else Quaternion()
-    return pose_bone.rotation_euler.to_quaternion()
+    return Euler(values, mode).to_quaternion()
 
 
 def current_values(pose_bone) -> tuple[float, ...]:

@@ -1,7 +1,7 @@
 """Session: a bake keys what plays, where it plays, for bones keyed and set up in the many ways
 a rig is: a frame step replaces every key of its range and keys the range's last frame; Euler
 values continue from a bone keyed on some channels only; bones that ignore their parent's
-scale are placed as Blender places them, a root that ignores its parent's posed rotation or
+scale are placed as Blender places them, a bake of part of an animation joins the keys before it, a root that ignores its parent's posed rotation or
 scale is refused; animated locations, scales and locked channels, which a bake builds into
 its chain once, are refused (keys that hold still are not); time remapping is refused.
 
@@ -183,6 +183,21 @@ ob.animation_data.action = bpy.data.actions.new("Layer")
 ob.animation_data.action_blend_type = "COMBINE"
 print("---- bake into an action combined over an NLA track")
 bpy.ops.quat_ik.bake(frame_start=1, frame_end=5)
+
+# ---- a bake of part of an animation joins the keys before it (it starts from their pose)
+ob, target = bent_rig()
+for bone in ob.pose.bones:
+    bone.rotation_mode = "ZXY"
+bpy.ops.quat_ik.bake(frame_start=-4, frame_end=10)
+z = channel(ob, 'pose.bones["B0"].rotation_euler', 2)
+before = [z.evaluate(frame) for frame in (-1, 0, 1)]
+bpy.ops.quat_ik.bake(frame_start=0, frame_end=30)
+after = [z.evaluate(frame) for frame in (-1, 0, 1)]
+seam = math.degrees(abs(after[1] - after[0]))
+step = math.degrees(abs(before[1] - before[0]))
+checks.check(
+    "a re-bake from frame 0 steps no more at its seam than the keys did", seam < 2.0 * step + 0.1, (seam, step)
+)
 
 # ---- time remapping: frame f plays the animation at another time; refused
 ob, target = bent_rig()
