@@ -301,7 +301,7 @@ class Bake:
         values = list(getattr(pose_bone, path))
         keyed = False
         for index in range(size):
-            fcurve = fcurves.find(f'pose.bones["{pose_bone.name}"].{path}', index=index)
+            fcurve = fcurves.find(pose_bone.path_from_id(path), index=index)  # (escapes the bone's name)
             if fcurve is not None and len(fcurve.keyframe_points):
                 values[index] = fcurve.evaluate(before)
                 keyed = keyed or fcurve.keyframe_points[0].co[0] <= before
@@ -333,7 +333,7 @@ class Bake:
                         continue  # a locked channel keeps its value: no keys
                     channels.append(
                         keyframes.ChannelKeys(
-                            data_path=f'pose.bones["{name}"].{path}',
+                            data_path=pose_bone.path_from_id(path),
                             index=index,
                             group=name,
                             frames=self.frames[keep],

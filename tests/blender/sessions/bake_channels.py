@@ -1,9 +1,12 @@
 """Session: a bake keys what plays, where it plays, for bones keyed and set up in the many ways
 a rig is: a frame step replaces every key of its range and keys the range's last frame; Euler
-values continue from a bone keyed on some channels only; bones that ignore their parent's
-scale are placed as Blender places them, a bake of part of an animation joins the keys before it, a root that ignores its parent's posed rotation or
-scale is refused; animated locations, scales and locked channels, which a bake builds into
-its chain once, are refused (keys that hold still are not); time remapping is refused.
+values continue from a bone keyed on some channels only; a connected bone's pose location is
+ignored and bones that ignore their parent's scale are placed as Blender places them; a root
+that ignores its posed parent's rotation or scale is refused; animated locations, scales and
+locked channels, which a bake builds into its chain once, are refused (keys that hold still
+are not); drivers, constraints, F-curve modifiers and blending that change what plays are
+reported; a bake of part of an animation joins the keys before it; bone names that need
+escaping; time remapping is refused.
 
 argv: WORKDIR
 """
@@ -198,6 +201,11 @@ step = math.degrees(abs(before[1] - before[0]))
 checks.check(
     "a re-bake from frame 0 steps no more at its seam than the keys did", seam < 2.0 * step + 0.1, (seam, step)
 )
+
+# ---- bone names that need escaping in data paths
+ob, target = bent_rig()
+ob.data.bones["B1"].name = 'fore"arm\\L'
+reaches("a bone named with a quote and a backslash: its keys play", ob, target)
 
 # ---- time remapping: frame f plays the animation at another time; refused
 ob, target = bent_rig()
