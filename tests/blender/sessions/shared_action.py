@@ -12,17 +12,25 @@ import bpy
 from tests.blender.sessions.common import Checks, action_keys, add_chain, empty, reset_scene, straight_rig, submodule
 
 checks = Checks("a shared action keeps the other rig's keys")
-reset_scene()
-ob = straight_rig("Arm", 3)
-empty("Target", (1.0, 0.5, 2.0))
-add_chain(ob, "B2", 3, "Target", mode="MANUAL")
-other = straight_rig("Other", 3)
-shared = bpy.data.actions.new("Shared")
-other.animation_data_create()
-other.animation_data.action = shared
-for frame in (1, 5, 10):
-    other.pose.bones["B1"].rotation_quaternion = (math.cos(frame / 20), math.sin(frame / 20), 0.0, 0.0)
-    other.pose.bones["B1"].keyframe_insert("rotation_quaternion", frame=frame)
+
+
+def two_rigs_and_the_others_action(name: str, frames):
+    """'Arm' with a chain, and 'Other' playing action ``name`` with keys at ``frames``."""
+    reset_scene()
+    ob = straight_rig("Arm", 3)
+    empty("Target", (1.0, 0.5, 2.0))
+    add_chain(ob, "B2", 3, "Target", mode="MANUAL")
+    other = straight_rig("Other", 3)
+    action = bpy.data.actions.new(name)
+    other.animation_data_create()
+    other.animation_data.action = action
+    for frame in frames:
+        other.pose.bones["B1"].rotation_quaternion = (math.cos(frame / 20), math.sin(frame / 20), 0.0, 0.0)
+        other.pose.bones["B1"].keyframe_insert("rotation_quaternion", frame=frame)
+    return ob, other, action
+
+
+ob, other, shared = two_rigs_and_the_others_action("Shared", (1, 5, 10))
 ob.animation_data_create()
 ob.animation_data.action = shared
 compat = submodule("compat")
@@ -56,18 +64,8 @@ if compat.HAS_SLOTTED_ACTIONS:
 
 # The other rig made the action's one slot and now plays another action: its slot is still
 # its own (Blender's keyframe_insert would make a new slot too).
-reset_scene()
-ob = straight_rig("Arm", 3)
-empty("Target", (1.0, 0.5, 2.0))
-add_chain(ob, "B2", 3, "Target", mode="MANUAL")
-other = straight_rig("Other", 3)
-walk = bpy.data.actions.new("Walk")
+ob, other, walk = two_rigs_and_the_others_action("Walk", (1, 10, 20))
 walk.use_fake_user = True
-other.animation_data_create()
-other.animation_data.action = walk
-for frame in (1, 10, 20):
-    other.pose.bones["B1"].rotation_quaternion = (math.cos(frame / 20), math.sin(frame / 20), 0.0, 0.0)
-    other.pose.bones["B1"].keyframe_insert("rotation_quaternion", frame=frame)
 other.animation_data.action = bpy.data.actions.new("Idle")
 
 
