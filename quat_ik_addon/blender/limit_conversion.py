@@ -32,13 +32,16 @@ def _deg_range(low: float, high: float) -> tuple[float, float]:
 FLOAT32_SLACK_DEG = 1e-4
 
 
-def stored_degrees(angle: float, largest: float, *, open_bound: bool = False) -> float:
+def stored_degrees(angle: float, largest: float, *, open_bound: bool = False, smallest: float = 0.0) -> float:
     """Degrees of an angle Blender stored as a 32-bit float, brought back inside ``largest``
-    when rounding put it just past (180° reads back 180.000005°, 89.9999999° as 90°); an open
-    bound keeps the magnitude just under it. Anything further out stays, for the spec's check."""
+    (or up to ``smallest``) when rounding put it just past (180° reads back 180.000005°,
+    89.9999999° as 90°, 0.01° as 0.0099999998°); an open bound keeps the magnitude just under
+    it. Anything further out stays, for the spec's check."""
     degrees = math.degrees(angle)
     if largest <= abs(degrees) <= largest + FLOAT32_SLACK_DEG:
         degrees = math.copysign(largest - (FLOAT32_SLACK_DEG if open_bound else 0.0), degrees)
+    if smallest - FLOAT32_SLACK_DEG <= degrees < smallest:
+        degrees = smallest
     return degrees
 
 
@@ -49,7 +52,10 @@ def window_spec(window) -> spec.ReachWindow:
         return spec.ConeWindow(half_angle_deg=stored_degrees(window.half_angle, 180.0), center=center)
     if window.shape == "ELLIPTIC_CONE":
         return spec.EllipticConeWindow(
-            half_angles_deg=tuple(stored_degrees(a, 90.0, open_bound=True) for a in window.half_angles),
+            half_angles_deg=tuple(
+                stored_degrees(a, 90.0, open_bound=True, smallest=spec.MIN_ELLIPSE_HALF_ANGLE_DEG)
+                for a in window.half_angles
+            ),
             center=center,
             x_axis=x_axis,
         )

@@ -143,12 +143,15 @@ class ConeWindow:
         return {"shape": self.shape, "center": list(self.center), "half_angle_deg": self.half_angle_deg}
 
 
+MIN_ELLIPSE_HALF_ANGLE_DEG = 0.01  # the panel's minimum too
+
+
 @dataclass(frozen=True, kw_only=True)
 class EllipticConeWindow:
     """The gnomonic ellipse ``(s / tan a)^2 + (t / tan b)^2 <= 1`` on the window plane.
 
     ``half_angles_deg = (a, b)``: the swing allowed toward the plane's ``u`` and ``v``
-    axes, each in (0, 90) degrees.
+    axes, each in [0.01, 90) degrees.
     """
 
     shape: ClassVar[str] = "elliptic_cone"
@@ -161,8 +164,13 @@ class EllipticConeWindow:
         _check_x_axis(self)
         angles = checked_vector(self.half_angles_deg, 2, "half_angles_deg")
         for angle in angles:
-            if not 0.0 < angle < 90.0:
-                raise RigSpecError(f"each angle must be in (0, 90), got {as_written(angle)}", field="half_angles_deg")
+            if not MIN_ELLIPSE_HALF_ANGLE_DEG <= angle < 90.0:
+                # Narrower, the closest point on so eccentric an ellipse loses digits (a
+                # hinge is the joint that moves in one plane).
+                raise RigSpecError(
+                    f"each angle must be in [{MIN_ELLIPSE_HALF_ANGLE_DEG:g}, 90), got {as_written(angle)}",
+                    field="half_angles_deg",
+                )
         _set(self, "half_angles_deg", angles)
 
     def to_dict(self) -> dict[str, Any]:

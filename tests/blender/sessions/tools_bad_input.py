@@ -109,6 +109,9 @@ checks.check("a 180° cone stored as a 32-bit float is valid", limit_is_valid(ob
 limits.windows.clear()
 bpy.ops.quat_ik.window_shape_preset(shape="CONE", half_angle=math.pi)
 checks.check("... and the shape preset at its maximum makes one", len(limits.windows) == 1)
+limits.windows[0].shape = "ELLIPTIC_CONE"
+limits.windows[0].half_angles = (math.radians(0.01), math.radians(89.99))  # the panel's bounds
+checks.check("an elliptic cone at the panel's bounds is valid", limit_is_valid(ob.pose.bones["forearm.L"]))
 
 # ---- Fit from Action over a range no one means; Next Pose Jump past Blender's frames
 ob.animation_data_create()
