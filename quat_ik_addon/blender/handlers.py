@@ -23,7 +23,7 @@ import time
 import bpy
 from bpy.app.handlers import persistent
 
-from . import compat, runtime
+from . import bone_renames, compat, runtime
 
 LIVE_MODES = frozenset({"LIVE", "PER_FRAME"})
 FRAME_MODES = frozenset({"PER_FRAME"})
@@ -151,6 +151,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     runtime.stats["depsgraph_calls"] += 1
     if runtime.solving_suspended() or depsgraph is None:
         return
+    _run_guarded(scene, "Following bone renames", lambda: bone_renames.follow(scene, depsgraph))
     for ob, chains in _armatures(scene, LIVE_MODES):
         key = ("live", ob.name_full)
 
@@ -210,6 +211,7 @@ def on_load_post(*_args) -> None:
     """Runs after a file loads. Forgets what was solved in the previous file; writes nothing."""
     runtime.forget_all()
     runtime.own_poses.clear()  # (undo keeps them: a bone still holding what was written checks itself)
+    bone_renames.remember_all()
     solve_cache = sys.modules.get(f"{__package__}.solve_cache")  # imported once something solved
     if solve_cache is not None:
         solve_cache.clear()  # (keyed by the inputs, never stale: this only frees the memory)
@@ -219,6 +221,7 @@ def on_load_post(*_args) -> None:
 def on_undo_redo_post(*_args) -> None:
     """Runs after undo/redo. Data was replaced under us: forget fingerprints; writes nothing."""
     runtime.forget_all()
+    bone_renames.remember_all()
 
 
 _HANDLERS = (

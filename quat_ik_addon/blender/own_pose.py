@@ -7,7 +7,8 @@ chain would creep toward the solved pose update after update. So each bone's wri
 remembered with the own pose it came from: a bone still holding what was written is blended
 from that own pose again; anything else (a key, a hand edit) is its new own pose. The memory is
 the session's (``runtime.own_poses``): after reopening a file the first solve takes the pose it
-finds as the own pose. A bake reads its frames with the chain's solving switched off, but a
+finds as the own pose. A renamed or duplicated armature or bone finds its memory by the value
+it still holds. A bake reads its frames with the chain's solving switched off, but a
 bone no key moves still holds what Live or Per Frame wrote last: it asks here too.
 """
 
@@ -24,8 +25,27 @@ from .rotation_modes import current_quaternion
 SAME_COMPONENTS = 1e-6
 
 
-def _key(rig: ChainRig, name: str) -> tuple[str, str]:
-    return (rig.armature.name_full, name)
+def _key(rig: ChainRig, name: str) -> tuple:
+    # session_uid survives renaming the armature (Blender 3.5+; its name before).
+    armature = rig.armature
+    return (getattr(armature, "session_uid", None) or armature.name_full, name)
+
+
+def _holds(read: np.ndarray, written: np.ndarray) -> np.ndarray:
+    """Whether rotations ``read`` (..., 4) are still ``written`` (either sign)."""
+    return (
+        np.minimum(np.max(np.abs(read - written), axis=-1), np.max(np.abs(read + written), axis=-1)) <= SAME_COMPONENTS
+    )
+
+
+def _remembered(rig: ChainRig, name: str, read: np.ndarray):
+    """The (own pose, written) pair for a bone reading ``read`` (..., 4): under its key, or, for a
+    bone renamed, or duplicated with its armature, the one whose written value it still holds."""
+    remembered = runtime.own_poses.get(_key(rig, name))
+    if remembered is not None:
+        return remembered
+    first = read.reshape(-1, 4)[0]
+    return next((pair for pair in runtime.own_poses.values() if _holds(first, pair[1])), None)
 
 
 def remembers(rig: ChainRig) -> bool:
@@ -38,12 +58,11 @@ def own_rotations(rig: ChainRig, rotations: np.ndarray) -> np.ndarray:
     bake's frames (a bone no key moves reads what was written last on every frame)."""
     own = np.array(rotations, dtype=float)
     for i, name in enumerate(rig.bone_names):
-        remembered = runtime.own_poses.get(_key(rig, name))
+        read = own[..., i, :]
+        remembered = _remembered(rig, name, read)
         if remembered is not None:
             was_own, written = remembered
-            read = own[..., i, :]
-            holds = np.minimum(np.max(np.abs(read - written), axis=-1), np.max(np.abs(read + written), axis=-1))
-            own[..., i, :] = np.where((holds <= SAME_COMPONENTS)[..., None], was_own, read)
+            own[..., i, :] = np.where(_holds(read, written)[..., None], was_own, read)
     return own
 
 

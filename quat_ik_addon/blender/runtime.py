@@ -9,6 +9,8 @@
 * ``reported`` remembers failures already printed, so a failing chain prints once.
 * ``own_poses`` remembers, per bone, what a chain with Influence below 1 wrote and the bone's
   own pose it was blended from (``own_pose``).
+* ``bone_names`` remembers each armature's bone names, so chains follow renames
+  (``bone_renames``).
 * ``resting_due`` holds, per armature, when its Live chains left short of their goals are
   finished and the inputs they were solved with (``handlers.run_resting``).
 """
@@ -26,7 +28,8 @@ last_results: dict = {}
 reported: set = set()
 last_bake_seconds: dict = {}  # wall time of the last bake's steps (for the benchmark)
 resting_due: dict = {}
-own_poses: dict = {}  # (armature name_full, bone) -> (own pose wxyz, written wxyz)
+own_poses: dict = {}  # (armature object, bone) -> (own pose wxyz, written wxyz)
+bone_names: dict = {}  # armature data -> {bone name: where it lies} (``bone_renames``)
 # Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
 # when Blender runs timers (not in the background); the benchmark sets True to measure what
 # a user dragging feels.

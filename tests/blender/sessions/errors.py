@@ -90,12 +90,13 @@ expect_error(
 cube.parent = None
 pose_mode(ob, "B2")
 
-# ---- renamed and deleted bones, deleted target
-ob.data.bones["B2"].name = "Hand"
-expect_error("solve, tip bone renamed", bpy.ops.quat_ik.solve, "bone 'B2' not found")
-expect_error("bake, tip bone renamed", bpy.ops.quat_ik.bake, "bone 'B2' not found", frame_start=1, frame_end=5)
-expect_error("add pole, tip bone renamed", bpy.ops.quat_ik.add_pole, "bone 'B2' not found")
-ob.data.bones["Hand"].name = "B2"
+# ---- a tip the armature does not have (renamed while the add-on was off; renames are
+# followed otherwise: sessions/renames.py), deleted target
+chain.tip_bone = "Hand"
+expect_error("solve, tip bone missing", bpy.ops.quat_ik.solve, "bone 'Hand' not found")
+expect_error("bake, tip bone missing", bpy.ops.quat_ik.bake, "bone 'Hand' not found", frame_start=1, frame_end=5)
+expect_error("add pole, tip bone missing", bpy.ops.quat_ik.add_pole, "bone 'Hand' not found")
+chain.tip_bone = "B2"
 bpy.data.objects.remove(target)
 expect_error("solve, target deleted", bpy.ops.quat_ik.solve, "no target")
 expect_error("bake, target deleted", bpy.ops.quat_ik.bake, "no target", frame_start=1, frame_end=5)

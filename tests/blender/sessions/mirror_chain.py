@@ -143,8 +143,11 @@ checks.check("... and makes no second target", "hand_ik.R.001" not in bpy.data.o
 # Refusals.
 rig.quat_ik.active_chain_index = 0
 armature.bones["hand.R"].name = "hand_right"
+bpy.context.view_layer.update()  # (the right chain follows its renamed tip)
 checks.expect_error("no counterpart bone", bpy.ops.quat_ik.mirror_chain, "there is no bone 'hand.R'")
 armature.bones["hand_right"].name = "hand.R"
+bpy.context.view_layer.update()
+checks.check("the right chain followed its tip's renames", right.tip_bone == "hand.R", right.tip_bone)
 left.target_object, left.target_bone = rig, "spine"
 left.orientation_mode = "NONE"
 checks.check("a target without a side is shared", bpy.ops.quat_ik.mirror_chain() == {"FINISHED"})

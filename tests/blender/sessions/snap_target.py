@@ -1,7 +1,7 @@
 """Session: Snap Target to Chain moves a chain's target to its tip (turned as the tip when the
 chain matches a rotation) and its pole to its bend, so the next solve keeps a hand-made pose,
 on a moved, turned and scaled armature; Auto Keying keys what Snap moves and what Solve Now
-turns, with the scene's keying mode; a linked target, a renamed tip and a constrained target
+turns, with the scene's keying mode; a linked target, a missing tip and a constrained target
 are reported, the first two leaving the scene as it was.
 
 argv: WORKDIR
@@ -143,7 +143,7 @@ result = bpy.ops.quat_ik.snap_target()
 checks.check("a constrained target: finished with a warning", result == {"FINISHED"})
 target.constraints.remove(constraint)
 
-# Errors: a linked target, a renamed tip.
+# Errors: a linked target, a tip the armature does not have.
 library = WORKDIR / "props.blend"
 prop = bpy.data.objects.new("LinkedProp", None)
 bpy.data.libraries.write(str(library), {prop})
@@ -155,9 +155,9 @@ chain.target_object = linked.objects[0]
 bpy.context.view_layer.update()
 checks.expect_error("linked target", bpy.ops.quat_ik.snap_target, "is linked and cannot be moved")
 chain.target_object = target
-rig.data.bones["B2"].name = "Hand"
-checks.expect_error("renamed tip bone", bpy.ops.quat_ik.snap_target, "not found")
-rig.data.bones["Hand"].name = "B2"
+chain.tip_bone = "Hand"
+checks.expect_error("missing tip bone", bpy.ops.quat_ik.snap_target, "not found")
+chain.tip_bone = "B2"
 chain.target_object = None
 checks.expect_error("no target", bpy.ops.quat_ik.snap_target, "has no target")
 checks.close()

@@ -1,0 +1,96 @@
+"""Chains follow bone renames, as Blender's own constraints follow their subtargets.
+
+A chain names its bones (tip, and target, orientation and pole bones) by name, and Blender
+tells no one when a bone is renamed. So each armature's bones are remembered by name with
+where they lie (head and tail at rest), and after an update that touched an armature's data
+the names are compared: a name gone and a new one in its place (same head and tail) is a
+rename (one bone, or several at once), and every chain that named it is pointed at the new
+name. Bones added, deleted or moved while renamed are not inferred.
+"""
+
+from __future__ import annotations
+
+import bpy
+
+from . import runtime
+
+# The chain's (object, bone) pointers; the tip is a bone of the chain's own armature.
+BONE_REFERENCES = (
+    ("target_object", "target_bone"),
+    ("orientation_object", "orientation_bone"),
+    ("pole_object", "pole_bone"),
+)
+
+
+def _key(armature):
+    # session_uid survives renames of the armature itself (Blender 3.5+; the name before).
+    return getattr(armature, "session_uid", None) or armature.name_full
+
+
+def _names(armature) -> dict[str, tuple]:
+    """Each bone's name and where it lies (bone order follows the hierarchy, so it is no key)."""
+    return {bone.name: (*_rounded(bone.head_local), *_rounded(bone.tail_local)) for bone in armature.bones}
+
+
+def _rounded(vector) -> tuple:
+    return tuple(round(value, 6) for value in vector)
+
+
+def _renames(before: dict, now: dict) -> dict[str, str]:
+    """{old: new} for each name gone whose bone (same place) now has exactly one new name."""
+    gone = {name: place for name, place in before.items() if name not in now}
+    new_by_place: dict = {}
+    for name, place in now.items():
+        if name not in before:
+            new_by_place.setdefault(place, []).append(name)
+    found = {}
+    for old, place in gone.items():
+        candidates = new_by_place.get(place, [])
+        if len(candidates) == 1:
+            found[old] = candidates[0]
+    return found
+
+
+def remember_all() -> None:
+    """Remember every armature's bone names (after a file loads, after undo)."""
+    runtime.bone_names.clear()
+    for armature in bpy.data.armatures:
+        runtime.bone_names[_key(armature)] = _names(armature)
+
+
+def follow(scene, depsgraph) -> dict:
+    """Point chains at the new names of bones renamed since the last update; returns
+    {armature data: {old name: new name}} of what was renamed."""
+    renamed = {}
+    touched = [update.id for update in depsgraph.updates if isinstance(update.id, bpy.types.Armature)]
+    for ob in scene.objects:  # armatures first met now (the add-on was just enabled)
+        if ob.type == "ARMATURE" and not ob.data.is_editmode and _key(ob.data) not in runtime.bone_names:
+            runtime.bone_names[_key(ob.data)] = _names(ob.data)
+    for evaluated in touched:
+        armature = evaluated.original
+        if armature.is_editmode:
+            continue  # its bones are being rebuilt: compared once it leaves Edit Mode
+        now, before = _names(evaluated), runtime.bone_names.get(_key(armature))
+        runtime.bone_names[_key(armature)] = now
+        if before is not None and before.keys() != now.keys():
+            names = _renames(before, now)
+            if names:
+                renamed[armature] = names
+    if renamed:
+        _point_chains_at(renamed)
+    return renamed
+
+
+def _point_chains_at(renamed: dict) -> None:
+    for ob in bpy.data.objects:
+        if ob.type != "ARMATURE" or ob.library is not None or not getattr(ob, "quat_ik", None):
+            continue
+        for chain in ob.quat_ik.chains:
+            names = renamed.get(ob.data)
+            if names and chain.tip_bone in names:
+                chain.tip_bone = names[chain.tip_bone]
+            for object_attribute, bone_attribute in BONE_REFERENCES:
+                target = getattr(chain, object_attribute)
+                names = renamed.get(target.data) if target is not None and target.type == "ARMATURE" else None
+                if names and getattr(chain, bone_attribute) in names:
+                    setattr(chain, bone_attribute, names[getattr(chain, bone_attribute)])
