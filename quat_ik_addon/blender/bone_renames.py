@@ -58,18 +58,16 @@ def remember_all() -> None:
         runtime.bone_names[_key(armature)] = _names(armature)
 
 
-def follow(scene, depsgraph) -> dict:
+def follow(depsgraph) -> dict:
     """Point chains at the new names of bones renamed since the last update; returns
     {armature data: {old name: new name}} of what was renamed."""
     renamed = {}
     touched = [update.id for update in depsgraph.updates if isinstance(update.id, bpy.types.Armature)]
-    for ob in scene.objects:  # armatures first met now (the add-on was just enabled)
-        if ob.type == "ARMATURE" and not ob.data.is_editmode and _key(ob.data) not in runtime.bone_names:
-            runtime.bone_names[_key(ob.data)] = _names(ob.data)
     for evaluated in touched:
         armature = evaluated.original
         if armature.is_editmode:
             continue  # its bones are being rebuilt: compared once it leaves Edit Mode
+        # (an armature first met here, the add-on enabled since the file loaded, is remembered)
         now, before = _names(evaluated), runtime.bone_names.get(_key(armature))
         runtime.bone_names[_key(armature)] = now
         if before is not None and before.keys() != now.keys():

@@ -151,7 +151,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     runtime.stats["depsgraph_calls"] += 1
     if runtime.solving_suspended() or depsgraph is None:
         return
-    _run_guarded(scene, "Following bone renames", lambda: bone_renames.follow(scene, depsgraph))
+    _run_guarded(scene, "Following bone renames", lambda: bone_renames.follow(depsgraph))
     for ob, chains in _armatures(scene, LIVE_MODES):
         key = ("live", ob.name_full)
 
