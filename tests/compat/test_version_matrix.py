@@ -9,6 +9,8 @@ reload, disable), in every supported Blender.
 * Blender 3.4: Debian's binary in ``--background`` mode, the zip installed as a legacy add-on.
 
 The session script is ``sessions/smoke.py``; it prints one ``ok``/``FAIL`` line per check.
+Three sessions of the main suite whose subject moved with Blender's APIs (bakes into actions
+with and without slots, bone renames, shared actions) run again in bpy 4.2 and 4.5.
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ def venv_python(name: str) -> Path:
     return REPO_ROOT / name / "bin" / "python"
 
 
-def run_in_python(python: Path, script: Path, *args: str | Path, workdir: Path) -> SessionResult:
-    """Run ``script`` through the session bootstrap with another Python (another venv's bpy).
+def run_in_python(
+    python: Path, script: Path, *args: str | Path, workdir: Path, install: Path | None = None
+) -> SessionResult:
+    """Run ``script`` through the session bootstrap with another Python (another venv's bpy);
+    ``install``: the extension zip the bootstrap installs and enables first.
 
     The same contract as ``tests.helpers.run_in_bpy``: a fresh, empty Blender user folder
     inside ``workdir``, the repository on ``sys.path``, the success marker on a clean return.
@@ -40,7 +45,8 @@ def run_in_python(python: Path, script: Path, *args: str | Path, workdir: Path) 
         raise AssertionError(f"{python} not found: run `make compat-venvs` (`make test` does it)")
     workdir.mkdir(parents=True, exist_ok=True)
     user_resources = tempfile.mkdtemp(prefix="blender_user_", dir=workdir)
-    command = (str(python), str(BOOTSTRAP), "--", str(script), *(str(a) for a in args))
+    installing = ("--install", str(install)) if install is not None else ()
+    command = (str(python), str(BOOTSTRAP), "--", *installing, str(script), *(str(a) for a in args))
     env = {**os.environ, "BLENDER_USER_RESOURCES": user_resources}
     done = subprocess.run(
         command, cwd=workdir, env=env, capture_output=True, text=True, timeout=SESSION_TIMEOUT_S, check=False
@@ -74,4 +80,26 @@ def test_smoke_in_blender34_binary(extension_zip: Path, tmp_path: Path) -> None:
     print(result.stdout)
     result.check()
     assert "VERSION 3.4." in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+# Sessions of the main suite whose subject changed with Blender's action and data APIs (slots
+# from 4.4, session_uid): run again in the LTS modules (the --install form of the bootstrap).
+BLENDER_SESSIONS = REPO_ROOT / "tests" / "blender" / "sessions"
+ACROSS_VERSIONS = ("bake_channels.py", "renames.py", "shared_action.py")
+
+
+LTS_MODULES = [
+    pytest.param(venv_python(".venv-bpy42"), id="bpy-4.2-lts"),
+    pytest.param(venv_python(".venv-bpy45"), id="bpy-4.5-lts"),
+]
+
+
+@pytest.mark.version_matrix
+@pytest.mark.bpy
+@pytest.mark.parametrize("session", ACROSS_VERSIONS)
+@pytest.mark.parametrize("python", LTS_MODULES)
+def test_sessions_in_lts_bpy_modules(python: Path, session: str, extension_zip: Path, tmp_path: Path) -> None:
+    result = run_in_python(python, BLENDER_SESSIONS / session, tmp_path, workdir=tmp_path, install=extension_zip)
+    result.check()
     assert "Traceback" not in result.stdout + result.stderr
