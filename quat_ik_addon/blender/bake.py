@@ -139,6 +139,8 @@ class Bake:
                 options = replace(options, cyclic=True)
             self.rigs.append(rig)
             self.options.append(options)
+        # What each chain was built from at this frame: stepping frames checks it holds.
+        self.built_from = [rig_reader.frozen_values(ob, rig.bone_names) for rig in self.rigs]
         self.frames = np.arange(settings.frame_start, settings.frame_end + 1, settings.step, dtype=float)
         if self.frames[-1] != settings.frame_end:
             self.frames = np.append(self.frames, float(settings.frame_end))  # the range ends where asked
@@ -194,9 +196,9 @@ class Bake:
                 for i, f in enumerate(self.frames):
                     started = time.perf_counter()
                     scene.frame_set(int(f))
-                    for rig, inputs in zip(self.rigs, self.inputs, strict=True):
+                    for rig, inputs, built_from in zip(self.rigs, self.inputs, self.built_from, strict=True):
                         try:
-                            rig_reader.check_frozen(rig)
+                            rig_reader.check_frozen(rig, built_from)
                             inputs.append(rig_reader.read_frame_inputs(rig, depsgraph))
                         except ChainError as error:
                             raise ChainError(f"Chain '{rig.chain_name}', frame {int(f)}: {error}") from None

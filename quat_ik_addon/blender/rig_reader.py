@@ -68,8 +68,6 @@ class ChainRig:
     # the parent's scale.
     root_rest_axes_unless_inherited: np.ndarray | None = None
     root_ignores_parent_scale: bool = False
-    # What the chain was built from that a bake takes as fixed over its range (``frozen_values``).
-    frozen: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -323,7 +321,6 @@ def read_chain_rig(ob, chain) -> ChainRig:
             else _matrix_np(first.parent.matrix_local)[:3, :3]
         ),
         root_ignores_parent_scale=first.parent is not None and first.inherit_scale in IGNORED_PARENT_SCALE,
-        frozen=frozen_values(ob, bone_names),
     )
 
 
@@ -356,11 +353,11 @@ def frozen_values(ob, bone_names) -> tuple[tuple[str, str, tuple[float, ...]], .
     return tuple(values)
 
 
-def check_frozen(rig: ChainRig) -> None:
-    """ChainError if a bone's location, scale or locked rotation channels differ from what the
-    chain was built with (a bake builds it once, at the current frame)."""
+def check_frozen(rig: ChainRig, built_from) -> None:
+    """ChainError if a bone's location, scale or locked rotation channels differ from
+    ``built_from`` (``frozen_values`` when the chain was built: a bake builds it once)."""
     for (name, what, built), (_name, _what, now) in zip(
-        rig.frozen, frozen_values(rig.armature, rig.bone_names), strict=True
+        built_from, frozen_values(rig.armature, rig.bone_names), strict=True
     ):
         if not np.allclose(now, built, rtol=1e-6, atol=1e-6):
             raise ChainError(frozen_message(name, what))
