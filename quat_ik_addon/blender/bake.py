@@ -196,12 +196,13 @@ class Bake:
                 for i, f in enumerate(self.frames):
                     started = time.perf_counter()
                     scene.frame_set(int(f))
-                    for rig, inputs, built_from in zip(self.rigs, self.inputs, self.built_from, strict=True):
-                        try:
-                            rig_reader.check_frozen(rig, built_from)
-                            inputs.append(rig_reader.read_frame_inputs(rig, depsgraph))
-                        except ChainError as error:
-                            raise ChainError(f"Chain '{rig.chain_name}', frame {int(f)}: {error}") from None
+                    with rig_reader.visibility_snapshot():  # (per frame: visibility may be animated)
+                        for rig, inputs, built_from in zip(self.rigs, self.inputs, self.built_from, strict=True):
+                            try:
+                                rig_reader.check_frozen(rig, built_from)
+                                inputs.append(rig_reader.read_frame_inputs(rig, depsgraph))
+                            except ChainError as error:
+                                raise ChainError(f"Chain '{rig.chain_name}', frame {int(f)}: {error}") from None
                     self.seconds["gather"] += time.perf_counter() - started
                     yield (i + 1) / len(self.frames)
         finally:

@@ -51,11 +51,16 @@ def _renames(before: dict, now: dict) -> dict[str, str]:
     return found
 
 
+def _remembered(armature) -> tuple[tuple[str, ...], dict]:
+    # The names alone come in one call: places are read only when the names changed.
+    return tuple(armature.bones.keys()), _names(armature)
+
+
 def remember_all() -> None:
     """Remember every armature's bone names (after a file loads, after undo)."""
     runtime.bone_names.clear()
     for armature in bpy.data.armatures:
-        runtime.bone_names[_key(armature)] = _names(armature)
+        runtime.bone_names[_key(armature)] = _remembered(armature)
 
 
 def follow(depsgraph) -> dict:
@@ -67,11 +72,16 @@ def follow(depsgraph) -> dict:
         armature = evaluated.original
         if armature.is_editmode:
             continue  # its bones are being rebuilt: compared once it leaves Edit Mode
-        # (an armature first met here, the add-on enabled since the file loaded, is remembered)
-        now, before = _names(evaluated), runtime.bone_names.get(_key(armature))
+        # Live writes poses, so an armature is in most updates: its bone names are compared in
+        # one call, and the places read only when they differ (or the armature is new here:
+        # the add-on was enabled since the file loaded).
+        before = runtime.bone_names.get(_key(armature))
+        if before is not None and tuple(evaluated.bones.keys()) == before[0]:
+            continue
+        now = _remembered(evaluated)
         runtime.bone_names[_key(armature)] = now
-        if before is not None and before.keys() != now.keys():
-            names = _renames(before, now)
+        if before is not None:
+            names = _renames(before[1], now[1])
             if names:
                 renamed[armature] = names
     if renamed:

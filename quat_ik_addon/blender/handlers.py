@@ -17,6 +17,7 @@ no event loop runs timers, so there every update is a full solve
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 
@@ -130,6 +131,16 @@ def run_resting(now: float | None = None) -> float | None:
     return max(min(due) - now, 0.01) if due else None
 
 
+def _visibility_snapshot(armatures):
+    """One listing of the view layer's enabled objects for all the chains a handler reads
+    (``rig_reader.visibility_snapshot``); nothing to import or list without chains."""
+    if not armatures:
+        return contextlib.nullcontext()
+    from . import rig_reader
+
+    return rig_reader.visibility_snapshot()
+
+
 def _run_guarded(ob, what: str, function) -> None:
     try:
         function()
@@ -152,22 +163,24 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     if runtime.solving_suspended() or depsgraph is None:
         return
     _run_guarded(scene, "Following bone renames", lambda: bone_renames.follow(depsgraph))
-    for ob, chains in _armatures(scene, LIVE_MODES):
-        key = ("live", ob.name_full)
+    armatures = _armatures(scene, LIVE_MODES)
+    with _visibility_snapshot(armatures):
+        for ob, chains in armatures:
+            key = ("live", ob.name_full)
 
-        def work(ob=ob, chains=chains, key=key):
-            from . import live_inputs
+            def work(ob=ob, chains=chains, key=key):
+                from . import live_inputs
 
-            now = live_inputs.fingerprints(ob, chains, depsgraph)
-            before = runtime.last_inputs.get(key)
-            if before == now:
-                return
-            runtime.last_inputs[key] = now
-            changed = live_inputs.chains_to_solve(ob, chains, now, before)
-            if changed:
-                _solve_live(ob, chains, changed, depsgraph, now)
+                now = live_inputs.fingerprints(ob, chains, depsgraph)
+                before = runtime.last_inputs.get(key)
+                if before == now:
+                    return
+                runtime.last_inputs[key] = now
+                changed = live_inputs.chains_to_solve(ob, chains, now, before)
+                if changed:
+                    _solve_live(ob, chains, changed, depsgraph, now)
 
-        _run_guarded(ob, "Live solve", work)
+            _run_guarded(ob, "Live solve", work)
 
 
 @persistent
@@ -186,24 +199,26 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
         return
     if depsgraph is None:
         depsgraph = bpy.context.evaluated_depsgraph_get()
-    for ob, _chains_per_frame in _armatures(scene, FRAME_MODES):
-        key = ("live", ob.name_full)
+    armatures = _armatures(scene, FRAME_MODES)
+    with _visibility_snapshot(armatures):
+        for ob, _chains_per_frame in armatures:
+            key = ("live", ob.name_full)
 
-        def work(ob=ob, key=key):
-            from . import live_inputs
+            def work(ob=ob, key=key):
+                from . import live_inputs
 
-            # The Per Frame chains, and the Live chains hanging below them (moved with them).
-            chains = _chains(ob, LIVE_MODES)
-            per_frame = {index for index, chain in enumerate(chains) if chain.mode in FRAME_MODES}
-            solving = live_inputs.with_chains_below(ob, chains, per_frame)
-            _solve(ob, solving, depsgraph, reason="on a frame change")
-            # The live handler need not solve the same inputs again (the other Live chains'
-            # stay as they last solved them: the next edit catches them up).
-            runtime.last_inputs[key] = live_inputs.solved_now(
-                runtime.last_inputs.get(key), live_inputs.fingerprints(ob, chains, depsgraph), solving
-            )
+                # The Per Frame chains, and the Live chains hanging below them (moved with them).
+                chains = _chains(ob, LIVE_MODES)
+                per_frame = {index for index, chain in enumerate(chains) if chain.mode in FRAME_MODES}
+                solving = live_inputs.with_chains_below(ob, chains, per_frame)
+                _solve(ob, solving, depsgraph, reason="on a frame change")
+                # The live handler need not solve the same inputs again (the other Live chains'
+                # stay as they last solved them: the next edit catches them up).
+                runtime.last_inputs[key] = live_inputs.solved_now(
+                    runtime.last_inputs.get(key), live_inputs.fingerprints(ob, chains, depsgraph), solving
+                )
 
-        _run_guarded(ob, "Per-frame solve", work)
+            _run_guarded(ob, "Per-frame solve", work)
 
 
 @persistent

@@ -29,7 +29,7 @@ reported: set = set()
 last_bake_seconds: dict = {}  # wall time of the last bake's steps (for the benchmark)
 resting_due: dict = {}
 own_poses: dict = {}  # (armature object, bone) -> (own pose wxyz, written wxyz)
-bone_names: dict = {}  # armature data -> {bone name: where it lies} (``bone_renames``)
+bone_names: dict = {}  # armature data -> (bone names, {name: where it lies}) (``bone_renames``)
 # Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
 # when Blender runs timers (not in the background); the benchmark sets True to measure what
 # a user dragging feels.
