@@ -156,6 +156,10 @@ for how, hide, show in (
     hide()
     expect_error(f"solve, target in an {how}", bpy.ops.quat_ik.solve, "not in the view layer being evaluated")
     expect_error(f"bake, target in an {how}", bpy.ops.quat_ik.bake, "not in the view layer", frame_end=5)
+    chain.mode = "LIVE"  # the handler's path: one listing of the enabled objects for every chain
+    bpy.context.view_layer.update()
+    checks.check(f"live, target in an {how}: reported", "not in the view layer" in chain.status_message)
+    chain.mode = "MANUAL"
     show()
 target.hide_set(True)
 checks.check("a target hidden with the eye icon is still solved for", bpy.ops.quat_ik.solve() == {"FINISHED"}, "")
