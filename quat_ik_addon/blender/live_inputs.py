@@ -27,7 +27,7 @@ class Fingerprints(NamedTuple):
     """An armature's solved-from inputs: the settings generation and, per chain (by its place,
     name and tip), its input fingerprint (own inputs, posed inputs) or why it cannot be read."""
 
-    generation: int
+    generation: tuple[int, int]  # ``runtime.generation_of`` the armature
     chains: dict
 
 
@@ -42,7 +42,7 @@ def fingerprints(ob, chains, depsgraph) -> Fingerprints:
             found[chain_key(index, chain)] = rig_reader.input_fingerprint(ob, chain, depsgraph)
         except ChainError as error:
             found[chain_key(index, chain)] = str(error)
-    return Fingerprints(runtime.generation, found)
+    return Fingerprints(runtime.generation_of(ob), found)
 
 
 def _changed(chains, now: Fingerprints, before: Fingerprints | None) -> set[int]:

@@ -306,7 +306,7 @@ def create_chain(
         setattr(chain, setting, value)
     chain.mode = mode
     settings.active_chain_index = len(settings.chains) - 1
-    runtime.bump()
+    runtime.bump(ob)
     return chain
 
 
@@ -339,7 +339,7 @@ class QUATIK_OT_remove_chain(bpy.types.Operator):
         name = settings.chains[index].name
         settings.chains.remove(index)
         settings.active_chain_index = max(0, min(index, len(settings.chains) - 1))
-        runtime.bump()
+        runtime.bump(ob)
         self.report({"INFO"}, f"Removed chain '{name}'")
         return {"FINISHED"}
 
@@ -370,7 +370,7 @@ class QUATIK_OT_move_chain(bpy.types.Operator):
             return {"CANCELLED"}
         settings.chains.move(index, other)
         settings.active_chain_index = other
-        runtime.bump()
+        runtime.bump(context.object)
         return {"FINISHED"}
 
 

@@ -1,7 +1,9 @@
 """Session state of the Blender layer: never saved, rebuilt after loading a file.
 
-* ``generation`` counts setting changes (property updates, undo, file load). A live chain
-  re-solves when it, or the chain's inputs, differ from what it last solved with.
+* ``generation`` counts changes that concern every chain (undo, file load, most operators),
+  ``armature_generations`` those of one armature's own chain and bone settings (a slider);
+  a live chain re-solves when its armature's pair (``generation_of``), or the chain's
+  inputs, differ from what it last solved with.
 * ``suspend_solving()`` stops the handlers while a bake steps through frames.
 * ``stats`` counts handler calls and solves, so tests and the benchmark can check that a
   handler costs nothing when nothing changed and never loops on its own writes.
@@ -21,6 +23,7 @@ from collections import Counter
 from contextlib import contextmanager
 
 generation = 0
+armature_generations: dict = {}  # armature object name_full -> changes of its own settings
 _suspended = 0
 stats: Counter = Counter()
 last_inputs: dict = {}
@@ -40,15 +43,26 @@ def finishes_at_rest(background: bool) -> bool:
     return (not background) if finish_at_rest is None else finish_at_rest
 
 
-def bump() -> None:
-    """Mark every chain's settings as changed."""
+def bump(ob=None) -> None:
+    """Mark the settings of armature object ``ob``'s chains as changed (every chain's without)."""
     global generation
-    generation += 1
+    if ob is None:
+        generation += 1
+    else:
+        armature_generations[ob.name_full] = armature_generations.get(ob.name_full, 0) + 1
 
 
-def on_setting_changed(_owner, _context) -> None:
-    """``update=`` callback of every setting a solve depends on."""
-    bump()
+def generation_of(ob) -> tuple[int, int]:
+    """What a Live chain of ``ob`` compares to know whether settings changed since its solve."""
+    return generation, armature_generations.get(ob.name_full, 0)
+
+
+def on_setting_changed(owner, _context) -> None:
+    """``update=`` callback of every setting a solve depends on. A chain's or a bone's setting
+    concerns its own armature only: one slider on one rig no longer re-solves every Live chain
+    of every rig (10 rigs of 16 chains: 187 ms a tick)."""
+    owner_id = getattr(owner, "id_data", None)
+    bump(owner_id if getattr(owner_id, "type", None) == "ARMATURE" else None)
 
 
 def solving_suspended() -> bool:
@@ -72,6 +86,7 @@ def forget_all() -> None:
     last_results.clear()
     reported.clear()
     resting_due.clear()
+    armature_generations.clear()
     bump()
 
 

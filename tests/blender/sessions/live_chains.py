@@ -255,4 +255,34 @@ update()
 checks.check("moving the control solves", runtime.stats["solves"] == 1, dict(runtime.stats))
 checks.check("... and the chain reaches it", control_error() < 1e-3 * 1.5, control_error())
 
+# ---- a setting of one rig's chain or bone re-solves that rig's Live chains only
+reset_scene()
+rigs = []
+for number in range(3):
+    arm = bpy.data.objects.new(f"Rig{number}", bpy.data.armatures.new(f"Rig{number}"))
+    bpy.context.scene.collection.objects.link(arm)
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name, head, tail in (("A0", (number, 0, 0), (number, 0, 1)), ("A1", (number, 0, 1), (number, 0, 2))):
+        bone = arm.data.edit_bones.new(name)
+        bone.head, bone.tail = head, tail
+        if name == "A1":
+            bone.parent, bone.use_connect = arm.data.edit_bones["A0"], True
+    bpy.ops.object.mode_set(mode="OBJECT")
+    empty(f"T{number}", (number + 0.5, 0.3, 1.5))
+    add_chain(arm, "A1", 2, f"T{number}", mode="LIVE")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    rigs.append(arm)
+update()
+runtime.stats.clear()
+rigs[1].quat_ik.chains[0].tolerance = 0.002
+update()
+checks.check(
+    "a chain's setting re-solves its rig's chain only", runtime.stats["chains_solved"] == 1, dict(runtime.stats)
+)
+runtime.stats.clear()
+rigs[2].pose.bones["A0"].quat_ik.stiffness = 0.5
+update()
+checks.check("a bone's limit re-solves its rig's chain only", runtime.stats["chains_solved"] == 1, dict(runtime.stats))
+
 checks.close()
