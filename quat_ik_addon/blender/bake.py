@@ -217,6 +217,14 @@ class Bake:
     # 2. ----------------------------------------------------------------- solve
 
     def solve(self) -> list[chain_solve.ChainSolution]:
+        for _ in self.solve_steps():
+            pass
+        return self.solutions
+
+    def solve_steps(self) -> Iterator[str]:
+        """Solve the chains one after another, yielding each chain's name once it is solved
+        (``solutions`` then holds the chains solved so far; a ChainError names the first that
+        failed, after all are solved). Changes nothing in the scene."""
         started = time.perf_counter()
         self.inputs = [
             inputs if isinstance(inputs, chain_solve.StackedInputs) else chain_solve.StackedInputs.stack(inputs)
@@ -234,12 +242,18 @@ class Bake:
             )
             for rig, options, inputs in zip(self.rigs, self.options, self.inputs, strict=True)
         ]
-        self.solutions = chain_solve.solve_chains(jobs)
-        self.seconds["solve"] = time.perf_counter() - started
+        self.solutions = []
+        steps = chain_solve.solve_chains_stepwise(jobs, self.solutions)
+        while True:  # (the time between steps, spent elsewhere by a modal bake, does not count)
+            solution = next(steps, None)
+            self.seconds["solve"] += time.perf_counter() - started
+            if solution is None:
+                break
+            yield solution.rig.chain_name
+            started = time.perf_counter()
         failed = [s.error for s in self.solutions if s.error is not None]
         if failed:
             raise ChainError(failed[0])  # names its chain (``chain_solve``)
-        return self.solutions
 
     def _pose_before_range(self, rig) -> np.ndarray | None:
         """(n, 4) the chain's pose keyed one step before the range, where the active action keys

@@ -18,6 +18,7 @@ No ``bpy`` here: the rig data comes from ``rig_reader``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -152,18 +153,26 @@ def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
     A chain that fails (bad input, or the solver refused it) gets a solution with ``error``
     set; the others are still solved.
     """
+    solutions: list[ChainSolution] = []
+    for _ in solve_chains_stepwise(jobs, solutions):
+        pass
+    return solutions
+
+
+def solve_chains_stepwise(jobs: list[ChainJob], solutions: list[ChainSolution]) -> Iterator[ChainSolution]:
+    """``solve_chains`` one chain at a time: appends each chain's solution to ``solutions``
+    and yields it, so a modal bake can show progress and take Esc between chains."""
     if not jobs:
-        return []
+        return
     corrections = _Corrections(jobs[0].rig.armature)
     jobs = _with_order_warnings(jobs)
-    solutions = []
     for job in jobs:
         try:
             solution = _solve_one(job, corrections, record=job is not jobs[-1])
         except (ChainError, ValueError) as error:
             solution = ChainSolution(job.rig, None, error=f"Chain '{job.rig.chain_name}': {error}")
         solutions.append(solution)
-    return solutions
+        yield solution
 
 
 def _listed_chains(armature) -> list[tuple[str, bool, tuple[str, ...]]]:

@@ -1,13 +1,16 @@
 """The Bake operator: chains over a frame range into keyframes (see ``bake.py``).
 
-From the UI (invoke) it runs modally: a progress bar while it steps through frames, Esc
-cancels with nothing changed. From Python or the command line (exec) it runs to the end and
-prints a progress line every 10% in background mode. Undoable either way.
+From the UI (invoke) it runs modally: a progress bar and a status line while it reads the
+frames and solves the chains one by one; Esc between steps cancels with nothing changed (a
+chain's solve itself is not interrupted). From Python or the command line (exec) it runs to
+the end and prints a progress line every 10% of frames read (and of chains solved, for several
+chains), for bakes of 100 frames or more. Undoable either way.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
@@ -171,10 +174,10 @@ class QUATIK_OT_bake(bpy.types.Operator):
         return bake.Bake(scene, ob, self._chains(ob), settings)
 
     def _finish(self, job) -> set[str]:
+        """Write the solved keys and report (the steps before have solved every chain)."""
         from .errors import ChainError
 
         try:
-            job.solve()
             summary = job.write()
         except ChainError as error:
             self.report({"ERROR"}, str(error))
@@ -191,6 +194,19 @@ class QUATIK_OT_bake(bpy.types.Operator):
         )
         return {"FINISHED"}
 
+    @staticmethod
+    def _steps(job, depsgraph_getter) -> Iterator[tuple[str, float, str]]:
+        """Read the inputs, then solve chain by chain, changing nothing: yields (phase "read"
+        or "solve", the fraction of that phase done, what comes next) after each frame read
+        and each chain solved."""
+        for fraction in job.gather(depsgraph_getter):
+            yield "read", fraction, "reading frame inputs"
+        names = [rig.chain_name for rig in job.rigs]
+        yield "solve", 0.0, f"solving '{names[0]}' (1 of {len(names)})"
+        for done, _name in enumerate(job.solve_steps(), 1):
+            following = f"solving '{names[done]}' ({done + 1} of {len(names)})" if done < len(names) else "writing keys"
+            yield "solve", done / len(names), following
+
     # ------------------------------------------------------------------ exec (Python, command line)
 
     def execute(self, context):
@@ -204,18 +220,20 @@ class QUATIK_OT_bake(bpy.types.Operator):
         if self.interactive and context.window is not None and not bpy.app.background:
             return self._start_modal(context, job)
         started = time.perf_counter()
-        next_report = [0.1]
-
-        def progress(fraction: float) -> None:
-            if fraction >= next_report[0] and len(job.frames) >= 100:
-                print(
-                    f"Quat IK bake: {fraction:4.0%} of {len(job.frames)} frames read ({time.perf_counter() - started:.1f} s)"
-                )
-                while next_report[0] <= fraction:
-                    next_report[0] += 0.1
-
+        tenths_reported = {"read": 0, "solve": 0}
+        chains = len(job.rigs)
         try:
-            job.gather_all(context.evaluated_depsgraph_get, progress)
+            for phase, fraction, _following in self._steps(job, context.evaluated_depsgraph_get):
+                # A console line every tenth of the way, for bakes long enough to wait for.
+                tenths = int(fraction * 10.0 + 1e-9)
+                if len(job.frames) < 100 or tenths <= tenths_reported[phase]:
+                    continue
+                tenths_reported[phase] = tenths
+                elapsed = time.perf_counter() - started
+                if phase == "read":
+                    print(f"Quat IK bake: {fraction:4.0%} of {len(job.frames)} frames read ({elapsed:.1f} s)")
+                elif chains > 1:
+                    print(f"Quat IK bake: {round(fraction * chains)} of {chains} chains solved ({elapsed:.1f} s)")
         except ChainError as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
@@ -233,26 +251,37 @@ class QUATIK_OT_bake(bpy.types.Operator):
         return context.window_manager.invoke_props_dialog(self, width=320)
 
     def _start_modal(self, context, job):
+        from . import runtime
+
         wm = context.window_manager
         self._job = job
-        self._steps = job.gather(context.evaluated_depsgraph_get)
+        self._steps_left = self._steps(job, context.evaluated_depsgraph_get)
         self._timer = wm.event_timer_add(0.001, window=context.window)
         wm.modal_handler_add(self)
         wm.progress_begin(0, 1000)
-        context.workspace.status_text_set("Quat IK: baking... (Esc to cancel)")
+        self._show_status(context, "reading frame inputs")
+        runtime.bake_progress.update(phase="read", fraction=0.0, following="reading frame inputs")
         return {"RUNNING_MODAL"}
 
+    @staticmethod
+    def _show_status(context, doing: str) -> None:
+        context.workspace.status_text_set(f"Quat IK bake: {doing}... (Esc to cancel)")
+
     def _stop_modal(self, context) -> None:
+        from . import runtime
+
+        runtime.bake_progress.clear()
         wm = context.window_manager
         wm.event_timer_remove(self._timer)
         wm.progress_end()
         context.workspace.status_text_set(None)
 
     def modal(self, context, event):
+        from . import runtime
         from .errors import ChainError
 
         if event.type == "ESC":
-            self._steps.close()  # runs the generator's finally: the frame goes back
+            self._steps_left.close()  # runs the reading's finally: the frame goes back
             self._stop_modal(context)
             self.report({"WARNING"}, "Bake cancelled: nothing changed")
             return {"CANCELLED"}
@@ -260,9 +289,14 @@ class QUATIK_OT_bake(bpy.types.Operator):
             return {"RUNNING_MODAL"}
         deadline = time.perf_counter() + MODAL_BUDGET_S
         try:
-            for fraction in self._steps:
-                context.window_manager.progress_update(int(fraction * 1000))
-                if time.perf_counter() > deadline:
+            # Back to Blender within the budget, and after every chain solved (one may take
+            # seconds): the bar and the status line move, and Esc is seen between steps.
+            for phase, fraction, following in self._steps_left:
+                # Reading fills the first half of the bar, solving the second.
+                context.window_manager.progress_update(int(500 * fraction + (500 if phase == "solve" else 0)))
+                runtime.bake_progress.update(phase=phase, fraction=fraction, following=following)
+                if phase == "solve" or time.perf_counter() > deadline:
+                    self._show_status(context, following)
                     return {"RUNNING_MODAL"}
         except ChainError as error:
             self._stop_modal(context)

@@ -30,6 +30,7 @@ last_inputs: dict = {}
 last_results: dict = {}
 reported: set = set()
 last_bake_seconds: dict = {}  # wall time of the last bake's steps (for the benchmark)
+bake_progress: dict = {}  # the modal bake running now: phase, fraction, next step (empty when none)
 resting_due: dict = {}
 own_poses: dict = {}  # (armature object, bone) -> (own pose wxyz, written wxyz)
 bone_names: dict = {}  # armature data -> (bone names, {name: where it lies}) (``bone_renames``)

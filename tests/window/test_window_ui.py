@@ -133,3 +133,16 @@ def test_live_chain_is_solved_in_full_once_the_target_rests(window_session) -> N
     assert (restarts, converged, waiting) == (0, False, True), rest
     assert rest["resting_solves"] == 1, rest
     assert rest["restarts_after_rest"] > 0 and not rest["waiting_after_rest"], rest
+
+
+def test_modal_bake_moves_chain_by_chain_and_esc_while_solving_changes_nothing(window_session) -> None:
+    """Twelve chains baked from the UI: the operator hands control back to Blender after each
+    chain it solves (the session saw the fraction solved grow in steps), and Esc pressed
+    while it solves leaves chains, keys and pose as they were."""
+    cancel = window_session.results["cancel_bake"]
+    assert cancel["returned"] == ["RUNNING_MODAL"], cancel
+    solving = sorted({fraction for phase, fraction in cancel["seen"] if phase == "solve"})
+    assert len([f for f in solving if 0.0 < f < 1.0]) >= 2, cancel["seen"]
+    assert max(solving) < 1.0, f"the bake solved every chain before Esc: {cancel['seen']}"
+    assert cancel["running_after"] == {}, "the bake still runs after Esc"
+    assert cancel["changed"] == "", f"Esc left: {cancel['changed']}"

@@ -6,11 +6,13 @@ that ignores its posed parent's rotation or scale is refused; animated locations
 locked channels, which a bake builds into its chain once, are refused (keys that hold still
 are not); drivers, constraints, F-curve modifiers and blending that change what plays are
 reported; a bake of part of an animation joins the keys before it; bone names that need
-escaping; time remapping is refused.
+escaping; time remapping is refused; a long background bake prints its progress.
 
 argv: WORKDIR
 """
 
+import contextlib
+import io
 import math
 
 import bpy
@@ -214,5 +216,22 @@ scene.render.frame_map_old, scene.render.frame_map_new = 100, 200
 scene.frame_set(scene.frame_current)  # the remapped time's pose, before the snapshot
 checks.expect_error("time remapping", bpy.ops.quat_ik.bake, "Time Remapping", frame_start=1, frame_end=20)
 scene.render.frame_map_new = 100
+
+# ---- a long background bake prints its progress: frames read, then chains solved
+ob, target = bent_rig()
+for length in (2, 1):
+    add_chain(ob, "B2", length, "Target", mode="MANUAL", chain_name=f"Tip {length}")
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    bpy.ops.quat_ik.bake(frame_start=1, frame_end=120)
+lines = [line for line in printed.getvalue().splitlines() if line.startswith("Quat IK bake:")]
+solved = [line.split(": ", 1)[1].split(" (")[0] for line in lines if "chains solved" in line]
+read = [line.split(": ", 1)[1].split(" (")[0] for line in lines if "frames read" in line]
+checks.check(
+    "progress: a line every 10% of the frames read, frame by frame",
+    read == [f"{tenth * 10:3d}% of 120 frames read" for tenth in range(1, 11)],
+    lines,
+)
+checks.check("progress: a line a chain (three chains)", solved == [f"{k} of 3 chains solved" for k in (1, 2, 3)], lines)
 
 checks.close()

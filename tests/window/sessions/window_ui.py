@@ -50,6 +50,7 @@ OUT_DIR = Path(sys.argv[1])
 QUAT_IK_TAB_PANEL = "QUATIK_PT_chains"  # drawn only while the sidebar shows the Quat IK tab
 DONE_MARKER = "WINDOW_SESSION_DONE"
 ADDON_MODULE = addon().__name__  # "quat_ik": a legacy add-on in 3.4
+BAKED_CHAINS = 12  # chains the cancelled bake solves (Esc comes after the second)
 UNDO_MARKER = "quat_ik_window_test"  # a scene custom property; undo restores it like any data
 
 results: dict = {"shots": {}, "undo": {}, "panels_drawn": {}, "overlay_toggle": None}
@@ -424,6 +425,51 @@ def live_rest():
     bpy.ops.ed.undo_push(message="Live rest test")  # Ctrl+Z in the undo cases comes back here
 
 
+def cancel_bake_while_solving():
+    """The modal bake of many chains: Blender gets control back after each chain is solved
+    (the progress moves chain by chain), and Esc pressed while it solves cancels it with the
+    scene as it was."""
+    ob, target = bpy.data.objects["Rig"], bpy.data.objects["Target"]
+    ob.quat_ik.chains["Arm"].mode = "MANUAL"
+    make_active("Hand")
+    with override():
+        for i in range(BAKED_CHAINS - 1):
+            bpy.ops.quat_ik.add_chain(chain_name=f"Arm {i}", chain_length=3, target="Target", mode="MANUAL")
+    home = tuple(target.location)
+    for frame in range(1, 241, 20):  # the target circles in reach, so every frame solves
+        target.location = (home[0], home[1] + 0.3 * math.sin(frame / 20.0), home[2] + 0.3 * math.cos(frame / 20.0))
+        target.keyframe_insert("location", frame=frame)
+    target.location = home
+    bpy.context.scene.frame_set(1)
+    yield 0.3
+    runtime = submodule("runtime")
+    before = state()
+    with override():
+        returned = bpy.ops.quat_ik.bake("EXEC_DEFAULT", True, frame_start=1, frame_end=240, interactive=True)
+    seen = []
+    for _ in range(4000):  # a poll every event loop (0 s), 20 s at most
+        progress = dict(runtime.bake_progress)
+        if not progress:
+            break
+        if not seen or seen[-1] != (progress["phase"], progress["fraction"]):
+            seen.append((progress["phase"], progress["fraction"]))
+        if progress["phase"] == "solve" and 2.0 / BAKED_CHAINS <= progress["fraction"] < 1.0:
+            area = view3d_area()
+            simulate("ESC", "PRESS", x=area.x + area.width // 2, y=area.y + area.height // 2)
+            simulate("ESC", "RELEASE", x=area.x + area.width // 2, y=area.y + area.height // 2)
+            yield from wait_until(lambda: not runtime.bake_progress, 20.0)
+            break
+        yield 0.0
+    yield 0.3
+    results["cancel_bake"] = {
+        "returned": sorted(returned),
+        "seen": seen,
+        "running_after": dict(runtime.bake_progress),
+        "changed": snapshot_difference(before, state()),
+    }
+    print(f"cancel bake: {results['cancel_bake']}", flush=True)
+
+
 def set_addon_enabled(enabled: bool):
     operator = bpy.ops.preferences.addon_enable if enabled else bpy.ops.preferences.addon_disable
     results["enabled" if enabled else "disabled"] = sorted(operator(module=ADDON_MODULE))
@@ -443,6 +489,7 @@ def session():
     yield from live_rest()
     yield from undo_cases()
     yield from rotate_tool_locks()
+    yield from cancel_bake_while_solving()
 
 
 steps = session()
