@@ -165,10 +165,14 @@ def solve_chains_stepwise(jobs: list[ChainJob], solutions: list[ChainSolution]) 
     if not jobs:
         return
     corrections = _Corrections(jobs[0].rig.armature)
-    jobs = _with_order_warnings(jobs)
-    for job in jobs:
+    moved_by = [_moved_by(job.rig) for job in jobs]
+    jobs = _with_order_warnings(jobs, moved_by)
+    for k, job in enumerate(jobs):
+        # How this chain moved its bones is worked out only for a later chain they move.
+        bones = set(job.rig.bone_names)
+        later_depends = any(bones.intersection(later) for later in moved_by[k + 1 :])
         try:
-            solution = _solve_one(job, corrections, record=job is not jobs[-1])
+            solution = _solve_one(job, corrections, record=later_depends)
         except (ChainError, ValueError) as error:
             solution = ChainSolution(job.rig, None, error=f"Chain '{job.rig.chain_name}': {error}")
         solutions.append(solution)
@@ -188,7 +192,13 @@ def _listed_chains(armature) -> list[tuple[str, bool, tuple[str, ...]]]:
     return listed
 
 
-def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
+def _moved_by(rig: ChainRig) -> set[str]:
+    """Bones whose pose moves the chain's inputs: its root's parent and the bones its target,
+    orientation target and pole move with, and their ancestors."""
+    return with_ancestors(rig.armature, (rig.root_parent, rig.target_anchor, rig.orientation_anchor, rig.pole_anchor))
+
+
+def _with_order_warnings(jobs: list[ChainJob], moved_by: list[set[str]]) -> list[ChainJob]:
     """Chains solved one after another cannot see what a later chain does to them: a chain
     whose inputs move with a later one is solved from that chain's pose before it moves, and
     a bone two chains share is turned last by the later one. Say so on the chain (the panel
@@ -196,13 +206,8 @@ def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
     listed = _listed_chains(jobs[0].rig.armature)  # read once: this runs on every Live update
     names = [name for name, _enabled, _bones in listed]
     warned = []
-    for job in jobs:
+    for job, inputs_move_with in zip(jobs, moved_by, strict=True):
         rig = job.rig
-        # Bones whose pose moves the chain's inputs: its root's parent and the bones its
-        # target, orientation target and pole move with, and their ancestors.
-        moved_by = with_ancestors(
-            rig.armature, (rig.root_parent, rig.target_anchor, rig.orientation_anchor, rig.pole_anchor)
-        )
         later = listed[names.index(rig.chain_name) + 1 :] if rig.chain_name in names else []
         warnings = []
         for name, enabled, bones in later:
@@ -212,7 +217,7 @@ def _with_order_warnings(jobs: list[ChainJob]) -> list[ChainJob]:
             if shared:
                 quoted = ", ".join(f"'{bone}'" for bone in shared)
                 warnings.append(f"shares {quoted} with '{name}', solved after it, which turns them last")
-            elif moved_by.intersection(bones):
+            elif inputs_move_with.intersection(bones):
                 warnings.append(f"its inputs move with '{name}', solved after it: move it below '{name}' in the list")
         if warnings:
             job = replace(job, rig=replace(rig, warnings=(*rig.warnings, *warnings)))

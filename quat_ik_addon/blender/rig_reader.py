@@ -21,13 +21,14 @@ rotation or scale is solved while the parent keeps its rest axes or unit scale
 
 from __future__ import annotations
 
+import hashlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..solver.chain import Chain
-from ..solver.limits import FixedJoint
+from ..solver.limits import FixedJoint, parameter_digest
 from . import compat, limit_conversion, locks, rotation_modes
 from .errors import ChainError
 from .rotation_modes import current_quaternion
@@ -289,13 +290,8 @@ def read_chain_rig(ob, chain) -> ChainRig:
     if not np.all(np.isfinite(offset)):
         raise ChainError(f"Effector Offset is not a number {tuple(chain.effector_offset)}")
     try:
-        solver_chain = Chain(
-            bone_names=bone_names,
-            rest_rotations=np.array(rest_rotations),
-            rest_offsets=np.array(rest_offsets),
-            lengths=np.array(lengths),
-            limits=tuple(limits),
-            effector_offset=offset,
+        solver_chain = _interned_chain(
+            bone_names, np.array(rest_rotations), np.array(rest_offsets), np.array(lengths), tuple(limits), offset
         )
     except ValueError as error:
         raise ChainError(f"The chain cannot be solved: {error}") from None
@@ -323,6 +319,30 @@ def read_chain_rig(ob, chain) -> ChainRig:
         ),
         root_ignores_parent_scale=first.parent is not None and first.inherit_scale in IGNORED_PARENT_SCALE,
     )
+
+
+_CHAINS_KEPT = 256
+_chains: dict[bytes, Chain] = {}
+
+
+def _interned_chain(bone_names, rest_rotations, rest_offsets, lengths, limits, effector_offset) -> Chain:
+    """The solver chain of these values, the same object as last time when nothing changed:
+    Live and Per Frame read the rig on every update, and a chain built again also builds its
+    clamps, groups and fingerprint again (a quarter of a Per Frame frame answered from memory)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update("\0".join(bone_names).encode())
+    for array in (rest_rotations, rest_offsets, lengths, effector_offset):
+        digest.update(array.tobytes())
+    for limit in limits:
+        digest.update(parameter_digest(limit))
+    key = digest.digest()
+    chain = _chains.get(key)
+    if chain is None:
+        chain = Chain(bone_names, rest_rotations, rest_offsets, lengths, limits, effector_offset)
+        if len(_chains) >= _CHAINS_KEPT:
+            _chains.clear()
+        _chains[key] = chain
+    return chain
 
 
 def _overridden(ob, pose_bone) -> list[str]:

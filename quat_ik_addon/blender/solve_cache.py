@@ -5,8 +5,8 @@ start (``solve_adapter.cold_start``), so the outcome is a function of the solve'
 rest frames, lengths, limits), the goals, poles and pole angles in its root frame, and the
 solver options. A digest of them keys the outcome: a frame played before is answered from
 here, and anything that changes an input (a moved target, a parent, an edited limit or
-setting) is a different key, so nothing is ever stale. The least recently used outcomes are
-dropped beyond ``MAX_ENTRIES``. Live solves (warm from the current pose), bakes (a sequence)
+setting) is a different key, so nothing is ever stale. Outcomes are kept packed (one array
+each) and the least recently used are dropped beyond ``MAX_BYTES``. Live solves (warm from the current pose), bakes (a sequence)
 and chains with learned start poses are always solved.
 
 No ``bpy`` here.
@@ -23,10 +23,49 @@ import numpy as np
 from ..solver.chain import Chain
 from . import solve_adapter
 
-MAX_ENTRIES = 20_000  # a four-chain character over 5,000 frames; an entry is well under 1 KB
+# What the remembered outcomes may take: a four-chain character's 3-bone limbs remember
+# about 150,000 solves (37,000 frames), ten 10-bone chains 10,000 frames. (An outcome object
+# took ~1.4 KB whatever its size, and a count of 20,000 of them thrashed on a scrub through
+# 2,500 frames of ten chains: playing it again solved every frame again.)
+MAX_BYTES = 64 * 2**20
+ENTRY_OVERHEAD = 250  # bytes besides the packed numbers: the array object, the key, the dict's link
 
-_outcomes: OrderedDict[bytes, solve_adapter.SolveOutcome] = OrderedDict()
+_outcomes: OrderedDict[bytes, np.ndarray] = OrderedDict()  # key -> ``_packed`` outcome
+_held_bytes = 0
 stats: Counter = Counter()  # "hits" and "misses", for tests and the benchmark
+
+
+def _packed(outcome: solve_adapter.SolveOutcome) -> np.ndarray:
+    """An outcome as one read-only float64 array (``_unpacked`` restores it)."""
+    packed = np.concatenate(
+        (
+            outcome.rotations.ravel(),
+            outcome.position_error,
+            outcome.orientation_error,
+            outcome.iterations,
+            outcome.restarts,
+            outcome.converged,
+            (outcome.tolerance, outcome.wrap_jump),
+        ),
+        dtype=float,
+    )
+    packed.setflags(write=False)  # shared by every later hit
+    return packed
+
+
+def _unpacked(packed: np.ndarray, frames: int, n_bones: int) -> solve_adapter.SolveOutcome:
+    size = frames * n_bones * 4
+    per_frame = packed[size:-2].reshape(5, frames)
+    return solve_adapter.SolveOutcome(
+        rotations=packed[:size].reshape(frames, n_bones, 4),
+        position_error=per_frame[0],
+        orientation_error=per_frame[1],
+        iterations=per_frame[2].astype(np.int64),
+        restarts=per_frame[3].astype(np.int64),
+        converged=per_frame[4] > 0.5,
+        tolerance=float(packed[-2]),
+        wrap_jump=float(packed[-1]),
+    )
 
 
 def request_key(chain: Chain, request: solve_adapter.SolveRequest, options: solve_adapter.SolverOptions):
@@ -51,21 +90,35 @@ def solve(
     key = request_key(chain, request, options)
     if key is None:
         return solve_adapter.solve(chain, request, options)
-    outcome = _outcomes.get(key)
-    if outcome is not None:
+    frames = len(request.positions)
+    packed = _outcomes.get(key)
+    if packed is not None:
         _outcomes.move_to_end(key)
         stats["hits"] += 1
-        return outcome
+        return _unpacked(packed, frames, chain.n_bones)
     stats["misses"] += 1
     outcome = solve_adapter.solve(chain, request, options)
-    for array in (outcome.rotations, outcome.position_error, outcome.orientation_error, outcome.converged):
-        array.setflags(write=False)  # shared by every later hit
-    _outcomes[key] = outcome
-    if len(_outcomes) > MAX_ENTRIES:
-        _outcomes.popitem(last=False)
-    return outcome
+    _remember(key, _packed(outcome))
+    return _unpacked(_outcomes[key], frames, chain.n_bones)
+
+
+def _remember(key: bytes, packed: np.ndarray) -> None:
+    """Keep ``packed``; drop the least recently used outcomes beyond ``MAX_BYTES``."""
+    global _held_bytes
+    _outcomes[key] = packed
+    _held_bytes += packed.nbytes + ENTRY_OVERHEAD
+    while _held_bytes > MAX_BYTES and len(_outcomes) > 1:
+        _key, dropped = _outcomes.popitem(last=False)
+        _held_bytes -= dropped.nbytes + ENTRY_OVERHEAD
+
+
+def held_bytes() -> int:
+    """What the remembered outcomes take, as counted against ``MAX_BYTES``."""
+    return _held_bytes
 
 
 def clear() -> None:
+    global _held_bytes
     _outcomes.clear()
+    _held_bytes = 0
     stats.clear()

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
 from .chain_clamp import ChainClamp
-from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike, parameter_key
+from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike, parameter_digest
 
 Array = NDArray[np.float64]
 
@@ -130,7 +130,7 @@ class Chain:
         for array in (self.rest_rotations, self.rest_offsets, self.lengths, self.effector_offset):
             digest.update(array.tobytes())
         for limit, bones in self.limit_groups:
-            digest.update(repr(parameter_key(limit)).encode() + bones.tobytes())
+            digest.update(parameter_digest(limit) + bones.tobytes())
         return digest.digest()
 
     @cached_property

@@ -199,3 +199,42 @@ def test_a_solve_without_a_start_starts_from_the_middle_of_the_limits() -> None:
     assert met_cold.all() and met_rest.all()
     cold, rest = np.mean(restarts_cold > 0), np.mean(restarts_rest > 0)
     assert cold <= 0.05 and rest >= 0.15, (cold, rest)
+
+
+def _cached_solve(chain, position) -> object:
+    from quat_ik_addon.blender import solve_adapter, solve_cache
+
+    request = solve_adapter.SolveRequest(positions=np.array([position], dtype=float))
+    return solve_cache.solve(chain, request, solve_adapter.SolverOptions(settings=SolveSettings(restarts=1)))
+
+
+def test_solve_cache_answers_remembered_solves_as_solved_and_keeps_to_its_byte_budget(monkeypatch) -> None:
+    """A Per Frame solve asked again is answered from memory with the same outcome; the memory
+    holds outcomes packed, drops the least recently used beyond ``MAX_BYTES``, and fits far
+    more 3-bone solves than the 20,000 outcome objects it used to count."""
+    from quat_ik_addon.blender import solve_cache
+    from quat_ik_addon.solver.reference_chains import arm3
+
+    chain = arm3()
+    solve_cache.clear()
+    first = _cached_solve(chain, (0.2, 0.4, 0.2))
+    again = _cached_solve(chain, (0.2, 0.4, 0.2))
+    assert dict(solve_cache.stats) == {"misses": 1, "hits": 1}
+    for name in ("rotations", "position_error", "orientation_error", "iterations", "restarts", "converged"):
+        assert np.array_equal(getattr(first, name), getattr(again, name)), name
+        assert getattr(again, name).shape == getattr(first, name).shape, name
+    assert again.rotations.shape == (1, 3, 4) and again.converged.dtype == bool and again.converged[0]
+    assert again.tolerance == first.tolerance and not again.rotations.flags.writeable  # shared by later hits
+
+    per_entry = solve_cache.held_bytes()
+    assert solve_cache.MAX_BYTES // per_entry >= 100_000, per_entry
+    monkeypatch.setattr(solve_cache, "MAX_BYTES", 3 * per_entry)
+    for x in (0.1, 0.12, 0.14, 0.16):
+        _cached_solve(chain, (x, 0.4, 0.2))
+    assert solve_cache.held_bytes() <= 3 * per_entry
+    solve_cache.stats.clear()
+    _cached_solve(chain, (0.16, 0.4, 0.2))  # the latest is kept
+    _cached_solve(chain, (0.2, 0.4, 0.2))  # the oldest was dropped
+    assert dict(solve_cache.stats) == {"hits": 1, "misses": 1}
+    solve_cache.clear()
+    assert solve_cache.held_bytes() == 0
