@@ -47,13 +47,13 @@ sys.path.insert(0, str(REPO))
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
+from benchmark_path import LOOP_FRAMES, target_path  # noqa: E402
 
 import quat_ik_addon  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 CHAIN_LENGTH = 3.0  # total length of every chain
 SWING_X, SWING_Z, TWIST = math.radians(50.0), math.radians(35.0), math.radians(30.0)
-LOOP_FRAMES = 250  # the target path repeats every this many frames
 BONE_COUNTS = (3, 10, 30)
 FRAME_COUNTS = (250, 1000, 10000)
 PILOT_FRAMES = 25  # a short bake per chain length first, to predict the long ones
@@ -64,15 +64,6 @@ REACHED = 5e-3  # a frame "reaches" within this tip error (Blender's IK stops wi
 
 
 # ---------------------------------------------------------------- scene
-
-
-def target_path(frames: np.ndarray) -> np.ndarray:
-    """A smooth closed 3D curve in reach of every chain, (F, 3)."""
-    t = 2.0 * math.pi * (frames - 1) / LOOP_FRAMES
-    return np.stack(
-        (1.1 * np.sin(t), 0.8 * np.sin(2.0 * t + 0.4), 2.0 + 0.35 * np.cos(t)),
-        axis=1,
-    )
 
 
 def build_scene(n_bones: int, n_frames: int):
@@ -168,6 +159,8 @@ def quality(ob, chain_props, rotations: np.ndarray, path: np.ndarray) -> dict:
     cos = np.sum(a * b, axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     path_step = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
     return {
+        "reached_mask": reached,  # (popped by run_case: compared between the two solvers, not saved)
+        "frames_reached": int(np.sum(reached)),
         "tip_error_mean": float(np.mean(error)),
         "tip_error_max": float(np.max(error)),
         "limit_violation_max_deg": float(np.max(violation)),
@@ -369,6 +362,7 @@ def run_case(n_bones: int, n_frames: int, *, budget: float, last: dict) -> dict:
         "quat_ik": lambda: bake_ours(scene, ob, n_frames),
         "blender_ik": lambda: bake_blender(scene, ob, constraint, n_frames),
     }
+    reached: dict = {}
     for who, bake in bakes.items():
         if who in last:
             frames, seconds = last[who]
@@ -395,13 +389,18 @@ def run_case(n_bones: int, n_frames: int, *, budget: float, last: dict) -> dict:
         last[who] = (n_frames, elapsed)
         rotations = baked_rotations(ob, action, n_frames)
         record[who] = {"bake_s": elapsed, "extrapolated": False, **quality(ob, chain, rotations, path)}
+        reached[who] = record[who].pop("reached_mask")
         if who == "quat_ik":
             record[who]["steps_s"] = steps
         print(f"  {who:10s} {n_bones:2d} bones {n_frames:5d} frames: bake {elapsed:7.2f} s", flush=True)
+    if len(reached) == 2:  # "reach on the targets Blender's IK misses" and not the other way round
+        record["blender_reaches_quat_ik_misses"] = int(np.sum(reached["blender_ik"] & ~reached["quat_ik"]))
+        record["quat_ik_reaches_blender_misses"] = int(np.sum(reached["quat_ik"] & ~reached["blender_ik"]))
     if n_frames == LOOP_FRAMES:  # one lap: baked as a cycle too
         elapsed, action = bake_ours(scene, ob, n_frames, cyclic=True)
         rotations = baked_rotations(ob, action, n_frames)
         record["quat_ik_cyclic"] = {"bake_s": elapsed, **quality(ob, chain, rotations, path)}
+        record["quat_ik_cyclic"].pop("reached_mask")
         print(f"  quat_ik cyclic {n_bones:2d} bones {n_frames:5d} frames: bake {elapsed:7.2f} s", flush=True)
     if n_frames == min(FRAME_COUNTS):
         record["quat_ik"]["live"] = live_latency(scene, ob, target, constraint, ours=True)
@@ -425,8 +424,9 @@ def markdown(results: dict) -> str:
         "",
         "| bones | frames | Quat IK bake ms | Blender bake ms | speed-up | tip err max (ours / Blender) "
         "| limit violation max ° (ours / Blender) | largest joint jump ° (ours / Blender) "
-        "| between reaching frames ° (ours / Blender) | largest path step ° |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| between reaching frames ° (ours / Blender) | largest path step ° "
+        "| frames reached (ours / Blender) | reached by Blender only / by Quat IK only |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case in results["cases"]:
         ours, theirs = case["quat_ik"], case["blender_ik"]
@@ -442,7 +442,9 @@ def markdown(results: dict) -> str:
             f"| {fmt(ours, 'limit_violation_max_deg')} / {fmt(theirs, 'limit_violation_max_deg')} "
             f"| {fmt(ours, 'largest_joint_jump_deg')} / {fmt(theirs, 'largest_joint_jump_deg')} "
             f"| {fmt(ours, 'largest_reaching_jump_deg')} / {fmt(theirs, 'largest_reaching_jump_deg')} "
-            f"| {fmt(ours, 'largest_path_step_deg', '.3g') if 'largest_path_step_deg' in ours else fmt(theirs, 'largest_path_step_deg')} |"
+            f"| {fmt(ours, 'largest_path_step_deg', '.3g') if 'largest_path_step_deg' in ours else fmt(theirs, 'largest_path_step_deg')} "
+            f"| {fmt(ours, 'frames_reached', 'd')} / {fmt(theirs, 'frames_reached', 'd')} "
+            f"| {fmt(case, 'blender_reaches_quat_ik_misses', 'd')} / {fmt(case, 'quat_ik_reaches_blender_misses', 'd')} |"
         )
     lines += [
         "",
