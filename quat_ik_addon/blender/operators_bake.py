@@ -10,6 +10,7 @@ chains), for bakes of 100 frames or more. Undoable either way.
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Iterator
 
 import bpy
@@ -301,6 +302,11 @@ class QUATIK_OT_bake(bpy.types.Operator):
         except ChainError as error:
             self._stop_modal(context)
             self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        except Exception as error:  # a bug: say so, and leave no progress bar or timer behind
+            traceback.print_exc()
+            self._stop_modal(context)
+            self.report({"ERROR"}, f"Bake failed, nothing changed: {type(error).__name__}: {error}")
             return {"CANCELLED"}
         self._stop_modal(context)
         return self._finish(self._job)

@@ -57,8 +57,15 @@ def viewport_pair(window_session, name: str):
     return images.crop(images.load(enabled["path"]), rect), images.crop(images.load(disabled["path"]), rect)
 
 
+EXPECTED_ERROR = "RuntimeError: solver bug for the test"  # the failing bake's, on purpose
+
+
 def test_no_python_error_is_printed_while_the_ui_draws(window_session) -> None:
     errors = [line for line in window_session.output.splitlines() if PYTHON_ERROR.search(line)]
+    # The one failure the session causes on purpose prints its traceback, once.
+    assert errors.count(EXPECTED_ERROR) == 1, errors
+    errors = [line for line in errors if "solver bug for the test" not in line]
+    errors.remove("Traceback (most recent call last):")
     assert not errors, "\n".join(errors) + "\n" + window_session.describe()
 
 
@@ -146,3 +153,14 @@ def test_modal_bake_moves_chain_by_chain_and_esc_while_solving_changes_nothing(w
     assert max(solving) < 1.0, f"the bake solved every chain before Esc: {cancel['seen']}"
     assert cancel["running_after"] == {}, "the bake still runs after Esc"
     assert cancel["changed"] == "", f"Esc left: {cancel['changed']}"
+
+
+def test_a_modal_bake_that_fails_inside_changes_nothing_and_stops(window_session) -> None:
+    """A bug inside the modal bake (the session makes solving raise) ends it: the progress is
+    cleared, the scene is as it was, and Blender prints what failed (a Python error, which
+    ``test_no_python_error_is_printed_while_the_ui_draws`` allows for this one only)."""
+    failed = window_session.results["failed_bake"]
+    assert failed["returned"] == ["RUNNING_MODAL"], failed
+    assert failed["running_after"] == {}, "the failed bake still runs"
+    assert failed["changed"] == "", f"the failed bake left: {failed['changed']}"
+    assert EXPECTED_ERROR in window_session.output.splitlines()

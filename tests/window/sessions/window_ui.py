@@ -469,6 +469,31 @@ def cancel_bake_while_solving():
     }
     print(f"cancel bake: {results['cancel_bake']}", flush=True)
 
+    # A bug inside the bake (here: solving raises) ends it with nothing changed and no
+    # progress bar or timer left running.
+    bake_module = submodule("bake")
+    solve_steps = bake_module.Bake.solve_steps
+
+    def broken(_job):
+        raise RuntimeError("solver bug for the test")
+        yield  # (a generator, as the real one)
+
+    bake_module.Bake.solve_steps = broken
+    try:
+        before = state()
+        with override():
+            returned = bpy.ops.quat_ik.bake("EXEC_DEFAULT", True, frame_start=1, frame_end=240, interactive=True)
+        yield from wait_until(lambda: not runtime.bake_progress, 20.0)
+        yield 0.3
+    finally:
+        bake_module.Bake.solve_steps = solve_steps
+    results["failed_bake"] = {
+        "returned": sorted(returned),
+        "running_after": dict(runtime.bake_progress),
+        "changed": snapshot_difference(before, state()),
+    }
+    print(f"failed bake: {results['failed_bake']}", flush=True)
+
 
 def set_addon_enabled(enabled: bool):
     operator = bpy.ops.preferences.addon_enable if enabled else bpy.ops.preferences.addon_disable
