@@ -90,6 +90,10 @@ COARSE_TOLERANCE = 0.02
 COARSE_TURN = np.radians(1.0)
 CARRY_FRAMES = 30  # a new branch is carried back this many frames at most (further, it rarely joins)
 BLEND_ROUNDS = 3  # rounds of step 6 while a blend waits for an overlapping one
+# Rows solved in one batch at most: a batch's working arrays (Jacobians, poses, clamps) take
+# ~10× its poses, which for every frame of a long shot at once (30 bones × 100,000 frames)
+# came near 1 GB; pieces this size cost no measurable time.
+CHUNK_ROWS = 8192
 
 
 def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
@@ -148,6 +152,18 @@ class _Frames:
         """Frames solved from ``starts`` (restarts prefer poses near ``reference``); returns the
         poses and whether each met its goal (the caller decides whether to keep them).
         ``inside_limits``: the starts are earlier answers, nothing to clamp."""
+        if len(frames) > CHUNK_ROWS:  # a long shot's batches, a piece at a time (module docstring)
+            pieces = [
+                self.solve_rows(
+                    frames[at : at + CHUNK_ROWS],
+                    starts[at : at + CHUNK_ROWS],
+                    None if reference is None else reference[at : at + CHUNK_ROWS],
+                    settings,
+                    inside_limits,
+                )
+                for at in range(0, len(frames), CHUNK_ROWS)
+            ]
+            return np.concatenate([poses for poses, _ in pieces]), np.concatenate([met for _, met in pieces])
         goals = self.goals.take(frames)
         if inside_limits:
             result = solve_from(self.chain, goals, starts, reference=reference, settings=settings)

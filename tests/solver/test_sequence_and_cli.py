@@ -161,6 +161,25 @@ def test_refollowing_every_segment_is_one_long_follow(rng, monkeypatch):
     np.testing.assert_allclose(segmented.rotations, single.rotations, atol=1e-9)
 
 
+def test_long_batches_solved_in_pieces_give_the_same_shot(rng, monkeypatch):
+    """A shot's large batches (the frames between followed ones, the finishing pass) are
+    solved ``CHUNK_ROWS`` rows at a time to bound memory: the same poses, iterations and
+    errors as in one piece, here with a goal out of reach on part of the shot too."""
+    chain = reference_chains.limited_chain(6)
+    targets, path = goal_path(chain, rng, 400, keys=6)
+    targets = targets.copy()
+    targets[150:220] *= 2.0 * chain.reach / np.linalg.norm(targets[150:220], axis=1, keepdims=True)
+    settings = SolveSettings(method="dls_ccd", restarts=2, tolerance=1e-4)
+    whole = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    monkeypatch.setattr(sequence, "CHUNK_ROWS", 7)
+    pieces = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    # (Equal up to rounding: small and large batches multiply quaternions by different kernels.)
+    np.testing.assert_allclose(pieces.rotations, whole.rotations, atol=1e-9)
+    np.testing.assert_allclose(pieces.position_error, whole.position_error, atol=1e-9)
+    for name in ("iterations", "restarts", "converged"):
+        np.testing.assert_array_equal(getattr(pieces, name), getattr(whole, name), err_msg=name)
+
+
 def test_a_goal_out_of_reach_is_tracked_cheaply_and_left_smoothly(rng):
     """Part of the shot beyond the chain's reach: the pose points at the goal (closest miss)
     without restarts every frame, meets every goal in reach, and stays inside its limits."""
