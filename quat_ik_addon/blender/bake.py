@@ -221,10 +221,12 @@ class Bake:
             pass
         return self.solutions
 
-    def solve_steps(self) -> Iterator[str]:
-        """Solve the chains one after another, yielding each chain's name once it is solved
-        (``solutions`` then holds the chains solved so far; a ChainError names the first that
-        failed, after all are solved). Changes nothing in the scene."""
+    def solve_steps(self, threaded: bool = False) -> Iterator[tuple[int, float]]:
+        """Solve the chains one after another, yielding (chains solved, fraction of the next
+        one's solve done) once each chain is solved and, ``threaded``, while a chain's solve
+        runs in a worker thread (``chain_solve.SolvingInThread``: closing this generator stops
+        it). ``solutions`` holds the chains solved so far; a ChainError names the first that
+        failed, after all are solved. Changes nothing in the scene."""
         started = time.perf_counter()
         self.inputs = [
             inputs if isinstance(inputs, chain_solve.StackedInputs) else chain_solve.StackedInputs.stack(inputs)
@@ -243,13 +245,15 @@ class Bake:
             for rig, options, inputs in zip(self.rigs, self.options, self.inputs, strict=True)
         ]
         self.solutions = []
-        steps = chain_solve.solve_chains_stepwise(jobs, self.solutions)
+        solving = chain_solve.SolvingInThread() if threaded else chain_solve.solve_inline
+        steps = chain_solve.solve_chains_stepwise(jobs, self.solutions, solving)
         while True:  # (the time between steps, spent elsewhere by a modal bake, does not count)
-            solution = next(steps, None)
+            step = next(steps, False)
             self.seconds["solve"] += time.perf_counter() - started
-            if solution is None:
+            if step is False:
                 break
-            yield solution.rig.chain_name
+            within = 0.0 if step is not None else solving.fraction  # None: still solving
+            yield len(self.solutions), within
             started = time.perf_counter()
         failed = [s.error for s in self.solutions if s.error is not None]
         if failed:

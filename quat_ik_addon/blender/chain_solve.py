@@ -18,11 +18,13 @@ No ``bpy`` here: the rig data comes from ``rig_reader``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..solver import interrupt
 from ..solver import quaternion as quat
 from ..solver.pose_curves import blend
 from . import solve_adapter, solve_cache
@@ -159,9 +161,58 @@ def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
     return solutions
 
 
-def solve_chains_stepwise(jobs: list[ChainJob], solutions: list[ChainSolution]) -> Iterator[ChainSolution]:
+def solve_inline(solve: Callable[[], solve_adapter.SolveOutcome]) -> Generator[None, None, solve_adapter.SolveOutcome]:
+    """Run a chain's solve here and now (``solve_chains_stepwise``'s default way)."""
+    yield from ()
+    return solve()
+
+
+class SolvingInThread:
+    """``solve_chains_stepwise``'s other way: each chain's solve (numpy only, no ``bpy``) runs in
+    a worker thread while the generator yields None, so a modal bake hands Blender its window
+    back while a long chain solves, shows how far the solve got (``fraction``, from the
+    solver's checkpoints) and, when closed (Esc), stops the solve at its next checkpoint
+    (``solver.interrupt``) and waits for the thread before it returns."""
+
+    def __init__(self) -> None:
+        self.fraction = 0.0  # of the chain being solved
+
+    def _progress(self, fraction: float) -> None:
+        self.fraction = max(self.fraction, fraction)  # (a loop's shot is solved twice over)
+
+    def __call__(
+        self, solve: Callable[[], solve_adapter.SolveOutcome]
+    ) -> Generator[None, None, solve_adapter.SolveOutcome]:
+        stop, ended = threading.Event(), {}
+
+        def work() -> None:
+            try:
+                with interrupt.stoppable(stop, self._progress):
+                    ended["outcome"] = solve()
+            except BaseException as error:  # handed to the main thread, which raises it there
+                ended["error"] = error
+
+        self.fraction = 0.0
+        worker = threading.Thread(target=work, name="Quat IK solve", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                yield None
+        finally:
+            if worker.is_alive():  # closed early: stop the solve, and leave no thread behind
+                stop.set()
+                worker.join()
+        if "error" in ended:
+            raise ended["error"]
+        return ended["outcome"]
+
+
+def solve_chains_stepwise(
+    jobs: list[ChainJob], solutions: list[ChainSolution], solving=solve_inline
+) -> Iterator[ChainSolution | None]:
     """``solve_chains`` one chain at a time: appends each chain's solution to ``solutions``
-    and yields it, so a modal bake can show progress and take Esc between chains."""
+    and yields it, so a modal bake can show progress and take Esc between chains. With
+    ``solving`` a ``SolvingInThread``, it also yields None while a chain's solve runs."""
     if not jobs:
         return
     corrections = _Corrections(jobs[0].rig.armature)
@@ -172,7 +223,7 @@ def solve_chains_stepwise(jobs: list[ChainJob], solutions: list[ChainSolution]) 
         bones = set(job.rig.bone_names)
         later_depends = any(bones.intersection(later) for later in moved_by[k + 1 :])
         try:
-            solution = _solve_one(job, corrections, record=later_depends)
+            solution = yield from _solve_one(job, corrections, record=later_depends, solving=solving)
         except (ChainError, ValueError) as error:
             solution = ChainSolution(job.rig, None, error=f"Chain '{job.rig.chain_name}': {error}")
         solutions.append(solution)
@@ -243,7 +294,9 @@ def _check_finite(rig, target_world, orientation_world, pole_world, root_world) 
             raise ChainError(f"the {what} '{name}' has a location or rotation that is not a number{frames}")
 
 
-def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> ChainSolution:
+def _solve_one(
+    job: ChainJob, corrections: _Corrections, *, record: bool, solving
+) -> Generator[None, None, ChainSolution]:
     rig, inputs = job.rig, job.inputs
     parent_old = inputs.root_parent_armature
     parent = corrections.apply(rig.root_parent, parent_old)
@@ -271,7 +324,7 @@ def _solve_one(job: ChainJob, corrections: _Corrections, *, record: bool) -> Cha
         start=inputs.rotations if job.warm_start else job.start_pose,
         sequence=job.sequence,
     )
-    outcome = solve_cache.solve(rig.chain, request, job.options)
+    outcome = yield from solving(lambda: solve_cache.solve(rig.chain, request, job.options))
     if inputs.influence is not None and np.any(inputs.influence < 1.0):
         # Blended before a later chain's corrections are taken: those see the pose written.
         own = inputs.rotations if job.own_rotations is None else job.own_rotations

@@ -1,10 +1,11 @@
 """The Bake operator: chains over a frame range into keyframes (see ``bake.py``).
 
 From the UI (invoke) it runs modally: a progress bar and a status line while it reads the
-frames and solves the chains one by one; Esc between steps cancels with nothing changed (a
-chain's solve itself is not interrupted). From Python or the command line (exec) it runs to
-the end and prints a progress line every 10% of frames read (and of chains solved, for several
-chains), for bakes of 100 frames or more. Undoable either way.
+frames and solves the chains one by one, each in a worker thread (numpy only) so the window
+stays live; Esc cancels with nothing changed, stopping a chain's solve at its next step. From
+Python or the command line (exec) it runs to the end in one go and prints a progress line
+every 10% of frames read (and of chains solved, for several chains), for bakes of 100 frames
+or more. Undoable either way.
 """
 
 from __future__ import annotations
@@ -196,17 +197,19 @@ class QUATIK_OT_bake(bpy.types.Operator):
         return {"FINISHED"}
 
     @staticmethod
-    def _steps(job, depsgraph_getter) -> Iterator[tuple[str, float, str]]:
+    def _steps(job, depsgraph_getter, threaded: bool = False) -> Iterator[tuple[str, float, str]]:
         """Read the inputs, then solve chain by chain, changing nothing: yields (phase "read"
-        or "solve", the fraction of that phase done, what comes next) after each frame read
-        and each chain solved."""
+        or "solve", the fraction of that phase done, what is being done) after each frame
+        read and each chain solved, and ``threaded`` while a chain solves in a worker thread."""
         for fraction in job.gather(depsgraph_getter):
             yield "read", fraction, "reading frame inputs"
         names = [rig.chain_name for rig in job.rigs]
         yield "solve", 0.0, f"solving '{names[0]}' (1 of {len(names)})"
-        for done, _name in enumerate(job.solve_steps(), 1):
-            following = f"solving '{names[done]}' ({done + 1} of {len(names)})" if done < len(names) else "writing keys"
-            yield "solve", done / len(names), following
+        for solved, within in job.solve_steps(threaded):
+            doing = (
+                f"solving '{names[solved]}' ({solved + 1} of {len(names)})" if solved < len(names) else "writing keys"
+            )
+            yield "solve", (solved + within) / len(names), doing
 
     # ------------------------------------------------------------------ exec (Python, command line)
 
@@ -256,7 +259,8 @@ class QUATIK_OT_bake(bpy.types.Operator):
 
         wm = context.window_manager
         self._job = job
-        self._steps_left = self._steps(job, context.evaluated_depsgraph_get)
+        # Chains solve in a worker thread: the window stays live and Esc stops a long solve.
+        self._steps_left = self._steps(job, context.evaluated_depsgraph_get, threaded=True)
         self._timer = wm.event_timer_add(0.001, window=context.window)
         wm.modal_handler_add(self)
         wm.progress_begin(0, 1000)
@@ -282,7 +286,8 @@ class QUATIK_OT_bake(bpy.types.Operator):
         from .errors import ChainError
 
         if event.type == "ESC":
-            self._steps_left.close()  # runs the reading's finally: the frame goes back
+            # Runs the reading's finally (the frame goes back) or stops the solve running.
+            self._steps_left.close()
             self._stop_modal(context)
             self.report({"WARNING"}, "Bake cancelled: nothing changed")
             return {"CANCELLED"}

@@ -62,6 +62,7 @@ from .ccd import combined_error, finish_result, goal_errors, initial_poses, norm
 from .chain import Chain
 from .free_twist import carry_tip_twist_along, tip_twist_is_free
 from .goals import Goals
+from .interrupt import checkpoint
 from .pose_curves import between_poses, spread_difference
 from .pose_jumps import JUMP_SLACK, jump_positions
 from .sequence_plan import Segments, followed_frames, segments
@@ -681,16 +682,25 @@ def solve_sequence(
         followed = followed_frames(goals, chain.reach)
         plan = segments(goals, followed, chain.reach)
         start_poses, start_met = _solve_starts(frames, followed[plan.pivots], start)
+        checkpoint(0.15)  # (rough shares of a shot's time, for a progress bar)
         joins = _follow_segments(frames, followed, plan, start_poses, start_met)
+        checkpoint(0.35)
         _spread_joins(frames, followed, joins)
         _polish(frames, followed)
+        checkpoint(0.4)
         _bridge_misses(frames, followed)
+        checkpoint(0.45)
         _probe_misses(frames, followed)
+        checkpoint(0.55)
         _repair_jumps(frames, followed)
+        checkpoint(0.65)
         _fill_between(frames, followed)
+        checkpoint(0.75)
         _rescue_misses(frames)
         _settle_misses(frames)
+        checkpoint(0.85)
         _repair_jumps(frames, np.arange(goals.count))
+    checkpoint(1.0)
     result = frames.result()
     if tip_twist_is_free(chain, goals):
         result = replace(result, rotations=carry_tip_twist_along(result.rotations, start))

@@ -3,13 +3,14 @@
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 from test_ccd import assert_result_is_honest
 
-from quat_ik_addon.solver import pose_jumps, reference_chains, sequence, sequence_plan
+from quat_ik_addon.solver import interrupt, pose_jumps, reference_chains, sequence, sequence_plan
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.cli import main
@@ -178,6 +179,32 @@ def test_long_batches_solved_in_pieces_give_the_same_shot(rng, monkeypatch):
     np.testing.assert_allclose(pieces.position_error, whole.position_error, atol=1e-9)
     for name in ("iterations", "restarts", "converged"):
         np.testing.assert_array_equal(getattr(pieces, name), getattr(whole, name), err_msg=name)
+
+
+def test_a_shot_reports_its_progress_and_stops_when_asked(rng):
+    """Inside ``interrupt.stoppable`` a shot reports how far it got at each checkpoint, up to
+    1, and stops at the next checkpoint once its event is set; outside it runs as ever, and
+    another thread's stop does not reach it."""
+    chain = reference_chains.limited_chain(6)
+    targets, path = goal_path(chain, rng, 200, keys=5)
+    settings = SolveSettings(method="dls", tolerance=1e-4)
+    seen: list[float] = []
+    with interrupt.stoppable(threading.Event(), seen.append):
+        reported = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    assert len(seen) >= 5 and seen == sorted(seen) and seen[-1] == 1.0 and seen[0] < 0.5, seen
+
+    stop = threading.Event()
+    stop.set()
+    seen.clear()
+    with pytest.raises(interrupt.Interrupted), interrupt.stoppable(stop, seen.append):
+        solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    assert len(seen) == 1, seen  # stopped at the first checkpoint
+
+    stopped_elsewhere = threading.Thread(target=lambda: interrupt.stoppable(stop).__enter__())
+    stopped_elsewhere.start()
+    stopped_elsewhere.join()
+    plain = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    np.testing.assert_array_equal(plain.rotations, reported.rotations)
 
 
 def test_a_goal_out_of_reach_is_tracked_cheaply_and_left_smoothly(rng):

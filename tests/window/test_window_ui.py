@@ -164,3 +164,17 @@ def test_a_modal_bake_that_fails_inside_changes_nothing_and_stops(window_session
     assert failed["running_after"] == {}, "the failed bake still runs"
     assert failed["changed"] == "", f"the failed bake left: {failed['changed']}"
     assert EXPECTED_ERROR in window_session.output.splitlines()
+
+
+def test_esc_stops_a_long_chain_solve_half_way(window_session) -> None:
+    """One chain over a long shot: its solve runs in a worker thread, so the session saw the
+    fraction solved move within the chain while Blender kept handling events; Esc, pressed
+    then, stopped the solve, left the scene as it was and no solver thread behind."""
+    stopped = window_session.results["stop_long_solve"]
+    assert stopped["returned"] == ["RUNNING_MODAL"], stopped
+    assert stopped["esc_pressed"], f"the solve ended before the session saw it move: {stopped['seen']}"
+    within = [fraction for phase, fraction in stopped["seen"] if phase == "solve" and 0.0 < fraction < 1.0]
+    assert within and max(fraction for phase, fraction in stopped["seen"] if phase == "solve") < 1.0, stopped["seen"]
+    assert stopped["running_after"] == {}, "the bake still runs after Esc"
+    assert "Quat IK solve" not in stopped["threads_after"], stopped["threads_after"]
+    assert stopped["changed"] == "", f"Esc left: {stopped['changed']}"

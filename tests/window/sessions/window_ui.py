@@ -51,6 +51,7 @@ QUAT_IK_TAB_PANEL = "QUATIK_PT_chains"  # drawn only while the sidebar shows the
 DONE_MARKER = "WINDOW_SESSION_DONE"
 ADDON_MODULE = addon().__name__  # "quat_ik": a legacy add-on in 3.4
 BAKED_CHAINS = 12  # chains the cancelled bake solves (Esc comes after the second)
+LONG_SHOT = 4000  # frames of the one chain whose solve Esc stops half way
 UNDO_MARKER = "quat_ik_window_test"  # a scene custom property; undo restores it like any data
 
 results: dict = {"shots": {}, "undo": {}, "panels_drawn": {}, "overlay_toggle": None}
@@ -474,7 +475,7 @@ def cancel_bake_while_solving():
     bake_module = submodule("bake")
     solve_steps = bake_module.Bake.solve_steps
 
-    def broken(_job):
+    def broken(_job, _threaded=False):
         raise RuntimeError("solver bug for the test")
         yield  # (a generator, as the real one)
 
@@ -493,6 +494,53 @@ def cancel_bake_while_solving():
         "changed": snapshot_difference(before, state()),
     }
     print(f"failed bake: {results['failed_bake']}", flush=True)
+
+
+def stop_a_long_solve():
+    """One chain over a long shot whose target keeps leaving what the limits reach (behind
+    the shoulder): the bake solves it in a worker thread, so the window stays live and the
+    progress moves within the chain; Esc stops the solve at its next step, and the scene is
+    as it was, with no thread left running."""
+    import threading
+
+    target = bpy.data.objects["Target"]
+    home = tuple(target.location)
+    for frame in range(1, LONG_SHOT + 1, 40):
+        behind = (frame // 40) % 2 == 1
+        target.location = (-1.0, 0.2 * math.sin(frame), 1.5) if behind else home
+        target.keyframe_insert("location", frame=frame)
+    target.location = home
+    bpy.context.scene.frame_set(1)
+    yield 0.3
+    runtime = submodule("runtime")
+    before = state()
+    with override():
+        returned = bpy.ops.quat_ik.bake(
+            "EXEC_DEFAULT", True, chain_name="Arm", frame_start=1, frame_end=LONG_SHOT, interactive=True
+        )
+    seen, pressed = [], False
+    for _ in range(20000):  # a poll every event loop, 60 s at most
+        progress = dict(runtime.bake_progress)
+        if not progress:
+            break
+        if not seen or seen[-1] != (progress["phase"], progress["fraction"]):
+            seen.append((progress["phase"], progress["fraction"]))
+        if progress["phase"] == "solve" and 0.0 < progress["fraction"] < 1.0 and not pressed:
+            area = view3d_area()
+            simulate("ESC", "PRESS", x=area.x + area.width // 2, y=area.y + area.height // 2)
+            simulate("ESC", "RELEASE", x=area.x + area.width // 2, y=area.y + area.height // 2)
+            pressed = True
+        yield 0.0
+    yield 0.3
+    results["stop_long_solve"] = {
+        "returned": sorted(returned),
+        "seen": seen,
+        "esc_pressed": pressed,
+        "running_after": dict(runtime.bake_progress),
+        "threads_after": [thread.name for thread in threading.enumerate()],
+        "changed": snapshot_difference(before, state()),
+    }
+    print(f"stop long solve: {results['stop_long_solve']}", flush=True)
 
 
 def set_addon_enabled(enabled: bool):
@@ -515,6 +563,7 @@ def session():
     yield from undo_cases()
     yield from rotate_tool_locks()
     yield from cancel_bake_while_solving()
+    yield from stop_a_long_solve()
 
 
 steps = session()
