@@ -426,42 +426,59 @@ def live_rest():
     bpy.ops.ed.undo_push(message="Live rest test")  # Ctrl+Z in the undo cases comes back here
 
 
-def cancel_bake_while_solving():
-    """The modal bake of many chains: Blender gets control back after each chain is solved
-    (the progress moves chain by chain), and Esc pressed while it solves cancels it with the
-    scene as it was."""
-    ob, target = bpy.data.objects["Rig"], bpy.data.objects["Target"]
-    ob.quat_ik.chains["Arm"].mode = "MANUAL"
-    make_active("Hand")
-    with override():
-        for i in range(BAKED_CHAINS - 1):
-            bpy.ops.quat_ik.add_chain(chain_name=f"Arm {i}", chain_length=3, target="Target", mode="MANUAL")
+def key_target(frames, place_at) -> None:
+    """Key the target at ``frames`` where ``place_at(frame, home)`` puts it, then back home at frame 1."""
+    target = bpy.data.objects["Target"]
     home = tuple(target.location)
-    for frame in range(1, 241, 20):  # the target circles in reach, so every frame solves
-        target.location = (home[0], home[1] + 0.3 * math.sin(frame / 20.0), home[2] + 0.3 * math.cos(frame / 20.0))
+    for frame in frames:
+        target.location = place_at(frame, home)
         target.keyframe_insert("location", frame=frame)
     target.location = home
     bpy.context.scene.frame_set(1)
-    yield 0.3
+
+
+def watch_bake(press_esc_when, seconds: float = 60.0):
+    """Poll the running modal bake's progress every event loop until it ends (or ``seconds``
+    pass), pressing Esc over the viewport once ``press_esc_when(phase, fraction)`` holds.
+    Returns the (phase, fraction) steps seen and whether Esc was pressed."""
     runtime = submodule("runtime")
-    before = state()
-    with override():
-        returned = bpy.ops.quat_ik.bake("EXEC_DEFAULT", True, frame_start=1, frame_end=240, interactive=True)
-    seen = []
-    for _ in range(4000):  # a poll every event loop (0 s), 20 s at most
+    seen, pressed = [], False
+    for _ in range(int(seconds / 0.003)):
         progress = dict(runtime.bake_progress)
         if not progress:
             break
         if not seen or seen[-1] != (progress["phase"], progress["fraction"]):
             seen.append((progress["phase"], progress["fraction"]))
-        if progress["phase"] == "solve" and 2.0 / BAKED_CHAINS <= progress["fraction"] < 1.0:
+        if not pressed and press_esc_when(progress["phase"], progress["fraction"]):
             area = view3d_area()
             simulate("ESC", "PRESS", x=area.x + area.width // 2, y=area.y + area.height // 2)
             simulate("ESC", "RELEASE", x=area.x + area.width // 2, y=area.y + area.height // 2)
-            yield from wait_until(lambda: not runtime.bake_progress, 20.0)
-            break
+            pressed = True
         yield 0.0
     yield 0.3
+    return seen, pressed
+
+
+def cancel_bake_while_solving():
+    """The modal bake of many chains: Blender gets control back after each chain is solved
+    (the progress moves chain by chain), and Esc pressed while it solves cancels it with the
+    scene as it was."""
+    ob = bpy.data.objects["Rig"]
+    ob.quat_ik.chains["Arm"].mode = "MANUAL"
+    make_active("Hand")
+    with override():
+        for i in range(BAKED_CHAINS - 1):
+            bpy.ops.quat_ik.add_chain(chain_name=f"Arm {i}", chain_length=3, target="Target", mode="MANUAL")
+    # The target circles in reach, so every frame solves.
+    key_target(
+        range(1, 241, 20), lambda f, home: (home[0], home[1] + 0.3 * math.sin(f / 20), home[2] + 0.3 * math.cos(f / 20))
+    )
+    yield 0.3
+    runtime = submodule("runtime")
+    before = state()
+    with override():
+        returned = bpy.ops.quat_ik.bake("EXEC_DEFAULT", True, frame_start=1, frame_end=240, interactive=True)
+    seen, _pressed = yield from watch_bake(lambda phase, done: phase == "solve" and 2.0 / BAKED_CHAINS <= done < 1.0)
     results["cancel_bake"] = {
         "returned": sorted(returned),
         "seen": seen,
@@ -503,14 +520,7 @@ def stop_a_long_solve():
     as it was, with no thread left running."""
     import threading
 
-    target = bpy.data.objects["Target"]
-    home = tuple(target.location)
-    for frame in range(1, LONG_SHOT + 1, 40):
-        behind = (frame // 40) % 2 == 1
-        target.location = (-1.0, 0.2 * math.sin(frame), 1.5) if behind else home
-        target.keyframe_insert("location", frame=frame)
-    target.location = home
-    bpy.context.scene.frame_set(1)
+    key_target(range(1, LONG_SHOT + 1, 40), lambda f, home: (-1.0, 0.2 * math.sin(f), 1.5) if (f // 40) % 2 else home)
     yield 0.3
     runtime = submodule("runtime")
     before = state()
@@ -518,20 +528,7 @@ def stop_a_long_solve():
         returned = bpy.ops.quat_ik.bake(
             "EXEC_DEFAULT", True, chain_name="Arm", frame_start=1, frame_end=LONG_SHOT, interactive=True
         )
-    seen, pressed = [], False
-    for _ in range(20000):  # a poll every event loop, 60 s at most
-        progress = dict(runtime.bake_progress)
-        if not progress:
-            break
-        if not seen or seen[-1] != (progress["phase"], progress["fraction"]):
-            seen.append((progress["phase"], progress["fraction"]))
-        if progress["phase"] == "solve" and 0.0 < progress["fraction"] < 1.0 and not pressed:
-            area = view3d_area()
-            simulate("ESC", "PRESS", x=area.x + area.width // 2, y=area.y + area.height // 2)
-            simulate("ESC", "RELEASE", x=area.x + area.width // 2, y=area.y + area.height // 2)
-            pressed = True
-        yield 0.0
-    yield 0.3
+    seen, pressed = yield from watch_bake(lambda phase, done: phase == "solve" and 0.0 < done < 1.0)
     results["stop_long_solve"] = {
         "returned": sorted(returned),
         "seen": seen,
