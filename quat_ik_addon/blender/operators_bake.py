@@ -5,11 +5,12 @@ frames and solves the chains one by one, each in a worker thread (numpy only) so
 stays live; Esc cancels with nothing changed, stopping a chain's solve at its next step. From
 Python or the command line (exec) it runs to the end in one go and prints a progress line
 every 10% of frames read (and of chains solved, for several chains), for bakes of 100 frames
-or more. Undoable either way.
+or more, and a chain's own progress once it has solved for a while. Undoable either way.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
+from ..solver import interrupt
 from . import compat
 
 CHAIN_SETS = (
@@ -38,6 +40,48 @@ INTERPOLATIONS = (
 )
 
 MODAL_BUDGET_S = 0.05
+
+
+SLOW_CHAIN_S = 2.0  # a chain solving longer than this prints its own progress in the background
+
+
+class _ConsoleProgress:
+    """A background bake's console lines, for bakes of 100 frames or more: every tenth of the
+    frames read and, for several chains, of the chains solved; and a chain's own progress
+    (the solver's checkpoints, ``within_chain``) once it has been solving for ``SLOW_CHAIN_S``."""
+
+    def __init__(self, job) -> None:
+        self.frames, self.names = len(job.frames), [rig.chain_name for rig in job.rigs]
+        self.started = self.chain_started = time.perf_counter()
+        self.tenths = {"read": 0, "solve": 0}
+        self.solved, self.chain_fraction = 0, 0.0
+
+    def _print(self, text: str) -> None:
+        print(f"Quat IK bake: {text} ({time.perf_counter() - self.started:.1f} s)")
+
+    def step(self, phase: str, fraction: float) -> None:
+        """After each frame read and each chain solved (``QUATIK_OT_bake._steps``)."""
+        if phase == "solve" and round(fraction * len(self.names)) != self.solved:
+            self.solved, self.chain_started, self.chain_fraction = (
+                round(fraction * len(self.names)),
+                time.perf_counter(),
+                0.0,
+            )
+        tenths = int(fraction * 10.0 + 1e-9)
+        if self.frames < 100 or tenths <= self.tenths[phase]:
+            return
+        self.tenths[phase] = tenths
+        if phase == "read":
+            self._print(f"{fraction:4.0%} of {self.frames} frames read")
+        elif len(self.names) > 1:
+            self._print(f"{self.solved} of {len(self.names)} chains solved")
+
+    def within_chain(self, fraction: float) -> None:
+        """At each of the solver's checkpoints (a looping shot passes them twice: once counts)."""
+        slow = time.perf_counter() - self.chain_started >= SLOW_CHAIN_S
+        if self.frames >= 100 and slow and self.chain_fraction < fraction < 1.0:
+            self._print(f"solving '{self.names[self.solved]}': {fraction:.0%}")
+        self.chain_fraction = max(self.chain_fraction, fraction)
 
 
 class QUATIK_OT_bake(bpy.types.Operator):
@@ -223,21 +267,11 @@ class QUATIK_OT_bake(bpy.types.Operator):
             return {"CANCELLED"}
         if self.interactive and context.window is not None and not bpy.app.background:
             return self._start_modal(context, job)
-        started = time.perf_counter()
-        tenths_reported = {"read": 0, "solve": 0}
-        chains = len(job.rigs)
+        progress = _ConsoleProgress(job)
         try:
-            for phase, fraction, _following in self._steps(job, context.evaluated_depsgraph_get):
-                # A console line every tenth of the way, for bakes long enough to wait for.
-                tenths = int(fraction * 10.0 + 1e-9)
-                if len(job.frames) < 100 or tenths <= tenths_reported[phase]:
-                    continue
-                tenths_reported[phase] = tenths
-                elapsed = time.perf_counter() - started
-                if phase == "read":
-                    print(f"Quat IK bake: {fraction:4.0%} of {len(job.frames)} frames read ({elapsed:.1f} s)")
-                elif chains > 1:
-                    print(f"Quat IK bake: {round(fraction * chains)} of {chains} chains solved ({elapsed:.1f} s)")
+            with interrupt.stoppable(threading.Event(), progress.within_chain):
+                for phase, fraction, _doing in self._steps(job, context.evaluated_depsgraph_get):
+                    progress.step(phase, fraction)
         except ChainError as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}

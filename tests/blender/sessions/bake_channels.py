@@ -234,4 +234,22 @@ checks.check(
 )
 checks.check("progress: a line a chain (three chains)", solved == [f"{k} of 3 chains solved" for k in (1, 2, 3)], lines)
 
+# ---- ... and a chain solving for long prints its own progress (here: any chain, at once)
+operators_bake = submodule("operators_bake")
+slow_after, operators_bake.SLOW_CHAIN_S = operators_bake.SLOW_CHAIN_S, 0.0
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    bpy.ops.quat_ik.bake(frame_start=1, frame_end=120, chain_name="B2")
+operators_bake.SLOW_CHAIN_S = slow_after
+within = [line.split(": ", 1)[1].split(" (")[0] for line in printed.getvalue().splitlines() if "solving" in line]
+shares = [int(line.rsplit(" ", 1)[1].rstrip("%")) for line in within]
+checks.check(
+    "progress: a slow chain's own lines, rising, below 100%",
+    len(shares) >= 5
+    and all(line.startswith("solving 'B2': ") for line in within)
+    and shares == sorted(set(shares))
+    and shares[-1] < 100,
+    within,
+)
+
 checks.close()
