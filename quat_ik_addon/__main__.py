@@ -82,7 +82,7 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         type=_whole_frames(0),
         default=0,
         metavar="FRAMES",
-        help="spread each pose jump between solution branches over FRAMES frames, missing the target on the way",
+        help="spread each pose jump between solution branches over FRAMES frames, missing the target on the way where no smooth crossing reaches it",
     )
     bake.add_argument(
         "--cyclic",

@@ -69,7 +69,7 @@ class BakeSettings:
     simplify: bool = False
     simplify_tolerance: float = 1e-4
     set_manual: bool = True
-    ease_jumps: int = 0  # frames each pose jump is eased over, missing the target on the way (0: kept)
+    ease_jumps: int = 0  # frames each pose jump is eased over, where need be missing the target on the way (0: kept)
     cyclic: bool = False  # the range loops: its last frame leads into its first (``solver.cycles``)
     sample_inputs: bool = True  # False: always step frames to gather (tests compare the two)
 

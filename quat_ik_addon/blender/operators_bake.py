@@ -126,7 +126,7 @@ class QUATIK_OT_bake(bpy.types.Operator):
         name="Ease Jumps",
         description=(
             "Spread each jump of the pose from one solution branch to another over this many frames, "
-            "missing the target on the way (0: keep the jumps and reach the target on both sides)"
+            "missing the target on the way where no smooth crossing reaches it (0: keep the jumps and reach the target on both sides)"
         ),
         default=0,
         min=0,
