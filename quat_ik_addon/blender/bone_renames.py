@@ -10,6 +10,8 @@ name. Bones added, deleted or moved while renamed are not inferred.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import bpy
 
 from . import runtime
@@ -63,10 +65,14 @@ def remember_all() -> None:
         runtime.bone_names[_key(armature)] = _remembered(armature)
 
 
-def follow(depsgraph) -> dict:
-    """Point chains at the new names of bones renamed since the last update; returns
-    {armature data: {old name: new name}} of what was renamed."""
-    renamed = {}
+class BoneChanges(NamedTuple):
+    renamed: dict  # {armature data: {old name: new name}}
+    reshaped: list  # armature data whose bone names changed at all (or seen for the first time)
+
+
+def follow(depsgraph) -> BoneChanges:
+    """Point chains at the new names of bones renamed since the last update."""
+    renamed, reshaped = {}, []
     touched = [update.id for update in depsgraph.updates if isinstance(update.id, bpy.types.Armature)]
     for evaluated in touched:
         armature = evaluated.original
@@ -80,13 +86,14 @@ def follow(depsgraph) -> dict:
             continue
         now = _remembered(evaluated)
         runtime.bone_names[_key(armature)] = now
+        reshaped.append(armature)
         if before is not None:
             names = _renames(before[1], now[1])
             if names:
                 renamed[armature] = names
     if renamed:
         _point_chains_at(renamed)
-    return renamed
+    return BoneChanges(renamed, reshaped)
 
 
 def _point_chains_at(renamed: dict) -> None:

@@ -24,7 +24,7 @@ import time
 import bpy
 from bpy.app.handlers import persistent
 
-from . import bone_renames, compat, runtime
+from . import bone_renames, chain_records, compat, runtime
 
 LIVE_MODES = frozenset({"LIVE", "PER_FRAME"})
 FRAME_MODES = frozenset({"PER_FRAME"})
@@ -149,6 +149,13 @@ def _run_guarded(ob, what: str, function) -> None:
         runtime.report_once((ob.name_full, what), f"{what} on '{ob.name}' failed unexpectedly: {error!r}")
 
 
+def _follow_bone_edits(depsgraph) -> None:
+    """Renamed bones, and chains whose tip bones were joined into or separated from an armature."""
+    changes = bone_renames.follow(depsgraph)
+    for line in chain_records.reconcile(changes.reshaped):
+        print(f"Quat IK: {line}")
+
+
 @persistent
 def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     """Runs after Blender evaluates an edit (a moved target, a changed setting, undo).
@@ -162,7 +169,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     runtime.stats["depsgraph_calls"] += 1
     if runtime.solving_suspended() or depsgraph is None:
         return
-    _run_guarded(scene, "Following bone renames", lambda: bone_renames.follow(depsgraph))
+    _run_guarded(scene, "Following bone edits", lambda: _follow_bone_edits(depsgraph))
     armatures = _armatures(scene, LIVE_MODES)
     with _visibility_snapshot(armatures):
         for ob, chains in armatures:
@@ -223,10 +230,12 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
 
 @persistent
 def on_load_post(*_args) -> None:
-    """Runs after a file loads. Forgets what was solved in the previous file; writes nothing."""
+    """Runs after a file loads. Forgets what was solved in the previous file; writes nothing but
+    the records of chains saved before they had them (``chain_records``)."""
     runtime.forget_all()
     runtime.own_poses.clear()  # (undo keeps them: a bone still holding what was written checks itself)
     bone_renames.remember_all()
+    _run_guarded(bpy.context.scene, "Recording chains", chain_records.write_all)
     solve_cache = sys.modules.get(f"{__package__}.solve_cache")  # imported once something solved
     if solve_cache is not None:
         solve_cache.clear()  # (keyed by the inputs, never stale: this only frees the memory)
@@ -239,10 +248,18 @@ def on_undo_redo_post(*_args) -> None:
     bone_renames.remember_all()
 
 
+@persistent
+def on_save_pre(*_args) -> None:
+    """Runs before a file saves: armatures deleted or joined away, held only by their own chains,
+    are let go so they are not saved (``chain_records.release_left_over``)."""
+    _run_guarded(bpy.context.scene, "Releasing deleted armatures", chain_records.release_left_over)
+
+
 _HANDLERS = (
     ("depsgraph_update_post", on_depsgraph_update_post),
     ("frame_change_post", on_frame_change_post),
     ("load_post", on_load_post),
+    ("save_pre", on_save_pre),
     ("undo_post", on_undo_redo_post),
     ("redo_post", on_undo_redo_post),
 )

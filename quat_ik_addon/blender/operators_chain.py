@@ -10,7 +10,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 
-from . import compat, properties, runtime
+from . import chain_records, compat, properties, runtime
 
 
 def armature_with_chains_poll(cls, context) -> bool:
@@ -297,7 +297,8 @@ def create_chain(
     """Append a chain (checked by the caller) to the armature's list and make it the active one."""
     settings = ob.quat_ik
     chain = settings.chains.add()
-    chain.name = _unique_name(settings.chains, name or tip)
+    chain.uid = chain_records.new_uid()
+    chain.name = unique_chain_name(settings.chains, name or tip, exclude=chain)
     chain.tip_bone, chain.chain_length = tip, length
     chain.target_object, chain.target_bone = target, target_bone
     chain.orientation_mode = orientation_mode
@@ -310,8 +311,9 @@ def create_chain(
     return chain
 
 
-def _unique_name(chains, base: str) -> str:
-    names = {c.name for c in chains}
+def unique_chain_name(chains, base: str, exclude=None) -> str:
+    """``base``, or ``base.001``... where another chain has that name."""
+    names = {c.name for c in chains if exclude is None or c != exclude}
     name, i = base, 1
     while name in names:
         name, i = f"{base}.{i:03d}", i + 1
@@ -336,8 +338,9 @@ class QUATIK_OT_remove_chain(bpy.types.Operator):
             return {"CANCELLED"}
         settings = ob.quat_ik
         index = min(settings.active_chain_index, len(settings.chains) - 1)
-        name = settings.chains[index].name
+        name, uid = settings.chains[index].name, settings.chains[index].uid
         settings.chains.remove(index)
+        chain_records.forget(ob, uid)
         settings.active_chain_index = max(0, min(index, len(settings.chains) - 1))
         runtime.bump(ob)
         self.report({"INFO"}, f"Removed chain '{name}'")

@@ -22,7 +22,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import overrides, runtime
+from . import chain_records, overrides, runtime
 
 MODES = (
     ("MANUAL", "Manual", "Solve only when asked (Solve Now, Bake)", "HAND", 0),
@@ -78,13 +78,21 @@ METHODS = (
     ("COMBINED", "Combined", "Damped least squares, then CCD to finish what it leaves at a limit"),
 )
 
-_changed = runtime.on_setting_changed
+
+def _changed(chain, context) -> None:
+    runtime.on_setting_changed(chain, context)
+    chain_records.write(chain)  # the tip bone carries the chain through Join and Separate
 
 
 class QuatIKChain(bpy.types.PropertyGroup):
     """One IK chain: its tip bone, how many bones it spans, what it reaches for and how."""
 
     # `name` (built in) is the chain's display name, used by bake --chain.
+    uid: StringProperty(
+        name="Chain Id",
+        description="Tells this chain's record on its tip bone from others (chain_records)",
+        options={"HIDDEN"},
+    )
     tip_bone: StringProperty(
         name="Tip Bone", description="Last bone of the chain; its tail reaches for the target", update=_changed
     )

@@ -12,7 +12,8 @@
 * ``own_poses`` remembers, per bone, what a chain with Influence below 1 wrote and the bone's
   own pose it was blended from (``own_pose``).
 * ``bone_names`` remembers each armature's bone names, so chains follow renames
-  (``bone_renames``).
+  (``bone_renames``); ``records_pending`` the armatures whose bones changed while one was in
+  Edit Mode (``chain_records``).
 * ``resting_due`` holds, per armature, when its Live chains left short of their goals are
   finished and the inputs they were solved with (``handlers.run_resting``).
 """
@@ -34,6 +35,7 @@ bake_progress: dict = {}  # the modal bake running now: phase, fraction, next st
 resting_due: dict = {}
 own_poses: dict = {}  # (armature object, bone) -> (own pose wxyz, written wxyz)
 bone_names: dict = {}  # armature data -> (bone names, {name: where it lies}) (``bone_renames``)
+records_pending: set = set()  # armature data whose bones changed, waiting for Edit Mode to end (``chain_records``)
 # Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
 # when Blender runs timers (not in the background); the benchmark sets True to measure what
 # a user dragging feels.
@@ -88,6 +90,7 @@ def forget_all() -> None:
     reported.clear()
     resting_due.clear()
     armature_generations.clear()
+    records_pending.clear()
     bump()
 
 

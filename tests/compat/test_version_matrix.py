@@ -9,8 +9,8 @@ reload, disable), in every supported Blender.
 * Blender 3.4: Debian's binary in ``--background`` mode, the zip installed as a legacy add-on.
 
 The session script is ``sessions/smoke.py``; it prints one ``ok``/``FAIL`` line per check.
-Three sessions of the main suite whose subject moved with Blender's APIs (bakes into actions
-with and without slots, bone renames, shared actions) run again in bpy 4.2 and 4.5.
+Four sessions of the main suite whose subject moved with Blender's APIs (bakes into actions
+with and without slots, bone renames and joins, shared actions) run again in bpy 4.2 and 4.5.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def test_smoke_in_blender34_binary(extension_zip: Path, tmp_path: Path) -> None:
 # Sessions of the main suite whose subject changed with Blender's action and data APIs (slots
 # from 4.4, session_uid): run again in the LTS modules (the --install form of the bootstrap).
 BLENDER_SESSIONS = REPO_ROOT / "tests" / "blender" / "sessions"
-ACROSS_VERSIONS = ("bake_channels.py", "renames.py", "shared_action.py")
+ACROSS_VERSIONS = ("bake_channels.py", "join_separate.py", "renames.py", "shared_action.py")
 
 
 LTS_MODULES = [

@@ -1,0 +1,287 @@
+"""Chains go where their tip bone goes when armatures are joined (Ctrl-J) or separated (P).
+
+Chains are listed on the armature object, and Blender's Join keeps only the active object's
+properties, so the chains of every armature joined into it were lost; Separate copies the
+whole list to the new armature, so each half kept chains whose bones went to the other.
+Blender's own constraints live on the pose bones and travel with them. So each chain leaves
+a record on its tip pose bone (an ID property, which Join and Separate carry with the bone):
+its id, the object that lists it, and its settings. After an update that changed the bones
+of an armature (``bone_renames.follow`` notices), the records are read back:
+
+* a record whose chain is listed nowhere in its armature came with joined bones: the chain is
+  listed again from it (a record left by a chain this armature removed is dropped instead);
+* a chain whose tip bone left with Separate is dropped where the other armature lists it
+  with its tip;
+* two armatures listing the same chain with their own tip bones (a duplicated object) give
+  the younger copy a new id, so the two are told apart from then on;
+* a target (or pole, or orientation) bone of an armature joined into this one is looked up
+  here, as Join points Blender's constraints at the joined armature.
+
+Nothing runs while an armature is in Edit Mode: its pose bones are rebuilt when it leaves.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import bpy
+
+from . import runtime
+from .bone_renames import BONE_REFERENCES
+
+RECORD = "quat_ik_chain"
+# Written by solves, or named by the record itself: not settings to carry.
+NOT_CARRIED = {"rna_type", "tip_bone", "uid"}
+OWN = "\x00own"  # an object setting naming the chain's own armature (no object has this name)
+
+
+def _local(ob) -> bool:
+    return ob.type == "ARMATURE" and ob.library is None and ob.override_library is None
+
+
+def new_uid() -> str:
+    return uuid.uuid4().hex
+
+
+def _settings(chain, owner) -> dict:
+    """The chain's settings as ID-property values. Objects are named, not held: a record that
+    held an armature joined into this one would keep it alive after Join; other objects cannot
+    be joined into an armature and are also held (a rename keeps them found)."""
+    values = {}
+    for prop in chain.bl_rna.properties:
+        name = prop.identifier
+        if name in NOT_CARRIED or name.startswith("status_") or prop.is_readonly:
+            continue
+        value = getattr(chain, name)
+        if prop.type == "POINTER":
+            if value is not None:
+                values[name + "_name"] = OWN if value == owner else value.name
+                if value.type != "ARMATURE":
+                    values[name] = value
+        elif prop.type in ("FLOAT", "INT", "BOOLEAN") and getattr(prop, "is_array", False):
+            values[name] = [type(item)(item) for item in value]
+        elif prop.type == "BOOLEAN":
+            values[name] = int(value)
+        else:
+            values[name] = value
+    return values
+
+
+def _object_of(settings: dict, name: str, owner):
+    """The object a record's setting names (see ``_settings``), or None where it is gone."""
+    held, named = settings.get(name), settings.get(name + "_name")
+    if held is not None:
+        return held
+    return owner if named == OWN else bpy.data.objects.get(named) if named else None
+
+
+def write(chain) -> None:
+    """Record the chain on its tip pose bone (and on no other bone of its armature)."""
+    ob = chain.id_data
+    if not isinstance(ob, bpy.types.Object) or not _local(ob) or ob.pose is None:
+        return
+    if not chain.uid:
+        chain.uid = new_uid()
+    tip = ob.pose.bones.get(chain.tip_bone)
+    for pose_bone in ob.pose.bones:
+        record = pose_bone.get(RECORD)
+        if record is not None and record.get("uid") == chain.uid and pose_bone != tip:
+            del pose_bone[RECORD]
+    if tip is None:
+        return
+    record = {"uid": chain.uid, "owner": ob.name, "settings": _settings(chain, ob)}
+    existing = tip.get(RECORD)
+    if existing is None or existing.to_dict() != record:
+        tip[RECORD] = record
+
+
+def forget(ob, uid: str) -> None:
+    """Remove the record of a chain the armature no longer lists."""
+    for pose_bone in ob.pose.bones:
+        record = pose_bone.get(RECORD)
+        if record is not None and record.get("uid") == uid:
+            del pose_bone[RECORD]
+
+
+def _records(ob) -> dict[str, list]:
+    """{uid: [(pose bone, record)]} on the armature's pose bones."""
+    found: dict[str, list] = {}
+    for pose_bone in ob.pose.bones:
+        record = pose_bone.get(RECORD)
+        if record is not None and record.get("uid"):
+            found.setdefault(record["uid"], []).append((pose_bone, record))
+    return found
+
+
+def _age(ob):
+    # session_uid grows with every ID made in a session (Blender 3.5+); the name before.
+    return getattr(ob, "session_uid", None) or ob.name
+
+
+def reconcile(armatures) -> list[str]:
+    """Carry out the module docstring's rules for the objects using these armature data (and
+    any waiting from an earlier update); returns what it did, one line each."""
+    runtime.records_pending.update(getattr(armature, "name_full", armature) for armature in armatures)
+    if not runtime.records_pending:
+        return []
+    # Objects in no collection are left over: an armature joined into another is freed only
+    # once nothing uses it, and a chain of its own that reaches for its bones uses it.
+    every = [ob for ob in bpy.data.objects if _local(ob) and ob.pose is not None]
+    objects = [ob for ob in every if ob.users_collection]
+    release_left_over()
+    if any(ob.mode == "EDIT" or ob.data.is_editmode for ob in objects):
+        return []  # pose bones are rebuilt on leaving Edit Mode: wait for that update
+    changed = [ob for ob in objects if ob.data.name_full in runtime.records_pending]
+    runtime.records_pending.clear()
+    if not changed:
+        return []
+    records = {ob: _records(ob) for ob in objects}
+    done = _drop_separated(changed, records)
+    done += _tell_copies_apart(changed, objects, records)
+    for ob in changed:
+        done += _adopt(ob, records[ob])
+        done += _relink_joined(ob)
+        for chain in ob.quat_ik.chains:
+            write(chain)
+    return done
+
+
+def _listed_with_tip(ob, uid: str):
+    for chain in ob.quat_ik.chains:
+        if chain.uid == uid and chain.tip_bone in ob.pose.bones:
+            return chain
+    return None
+
+
+def _drop_separated(changed, records) -> list[str]:
+    done = []
+    for ob in changed:
+        chains = ob.quat_ik.chains
+        for index in reversed(range(len(chains))):
+            chain = chains[index]
+            if not chain.uid or chain.tip_bone in ob.pose.bones:
+                continue
+            elsewhere = [
+                other
+                for other, found in records.items()
+                if other != ob
+                and any(bone.name == chain.tip_bone for bone, _ in found.get(chain.uid, ()))
+                and _listed_with_tip(other, chain.uid) is not None
+            ]
+            if elsewhere:
+                done.append(f"chain '{chain.name}' left '{ob.name}' with its bones, for '{elsewhere[0].name}'")
+                chains.remove(index)
+                ob.quat_ik.active_chain_index = max(0, min(ob.quat_ik.active_chain_index, len(chains) - 1))
+                runtime.bump(ob)
+    return done
+
+
+def _tell_copies_apart(changed, objects, records) -> list[str]:
+    done = []
+    for ob in changed:
+        for chain in ob.quat_ik.chains:
+            if not chain.uid or chain.tip_bone not in ob.pose.bones:
+                continue
+            twins = [other for other in objects if other != ob and _listed_with_tip(other, chain.uid) is not None]
+            if twins and any(_age(ob) > _age(other) for other in twins):
+                chain.uid = new_uid()
+                write(chain)
+                records[ob] = _records(ob)
+                done.append(f"chain '{chain.name}' of '{ob.name}' is a copy: it has its own id now")
+    return done
+
+
+def _adopt(ob, found: dict) -> list[str]:
+    """List again the chains whose records came with joined bones."""
+    listed = {chain.uid: chain.tip_bone for chain in ob.quat_ik.chains if chain.uid}
+    arrivals = []
+    for uid, places in found.items():
+        for pose_bone, record in places:
+            if listed.get(uid) == pose_bone.name:
+                continue
+            if uid not in listed and record.get("owner") == ob.name:
+                del pose_bone[RECORD]  # its chain was removed here (not by our operator)
+                continue
+            # Not listed (joined), or listed with another tip (the bones of a copy joined in).
+            arrivals.append((pose_bone.name, record.to_dict(), uid if uid not in listed else new_uid()))
+            listed.setdefault(uid, pose_bone.name)
+    # Chains are added only now: adding to a collection may move the items Python holds.
+    return [
+        f"chain '{_list_from(ob, tip, record, uid)}' came with the bones joined into '{ob.name}'"
+        for tip, record, uid in arrivals
+    ]
+
+
+def _list_from(ob, tip: str, record, uid: str):
+    from .operators_chain import unique_chain_name
+
+    settings = record.get("settings", {})
+    chains = ob.quat_ik.chains
+    chain = chains.add()
+    chain.uid, chain.tip_bone = uid, tip
+    properties = chain.bl_rna.properties
+    for prop in properties:
+        name = prop.identifier
+        if name in NOT_CARRIED or name == "mode" or (name not in settings and name + "_name" not in settings):
+            continue
+        if prop.type == "POINTER":
+            setattr(chain, name, _object_of(settings, name, ob))
+        elif prop.type == "BOOLEAN" and not getattr(prop, "is_array", False):
+            setattr(chain, name, bool(settings[name]))
+        else:
+            setattr(chain, name, settings[name])
+    chain.name = unique_chain_name(chains, chain.name or tip, exclude=chain)
+    chain.mode = settings.get("mode", chain.mode)  # last: a Live chain solves from complete settings
+    runtime.bump(ob)
+    return chain.name
+
+
+def _relink_joined(ob) -> list[str]:
+    """Point at this armature the bones of armatures joined into it (the object pointer is
+    gone with the joined object; its record still names it)."""
+    done = []
+    for chain in ob.quat_ik.chains:
+        tip = ob.pose.bones.get(chain.tip_bone)
+        record = tip.get(RECORD) if tip is not None else None
+        if record is None or record.get("uid") != chain.uid:
+            continue
+        settings = record.get("settings", {})
+        for object_attribute, bone_attribute in BONE_REFERENCES:
+            was = settings.get(object_attribute + "_name")
+            bone = getattr(chain, bone_attribute)
+            if (
+                getattr(chain, object_attribute) is None
+                and was not in (None, OWN)
+                and was not in bpy.data.objects
+                and bone
+                and bone in ob.pose.bones
+            ):
+                setattr(chain, object_attribute, ob)
+                done.append(f"chain '{chain.name}': '{was}' was joined into '{ob.name}', its bone '{bone}' is used")
+    return done
+
+
+def release_left_over() -> None:
+    """Let go of armatures in no collection that nothing but their own chains use (joined into
+    another, or deleted while a chain reached for one of its bones): unreferenced, they are
+    not saved, where they stayed in the file for ever."""
+    for ob in bpy.data.objects:
+        if ob.users_collection or not _local(ob):
+            continue
+        own = [
+            (chain, attribute)
+            for chain in ob.quat_ik.chains
+            for attribute, _ in BONE_REFERENCES
+            if getattr(chain, attribute) == ob
+        ]
+        if own and not ob.use_fake_user and ob.users == len(own):
+            for chain, attribute in own:
+                setattr(chain, attribute, None)
+
+
+def write_all() -> None:
+    """Record every chain of every local armature (a file saved before chains had records)."""
+    for ob in bpy.data.objects:
+        if _local(ob) and ob.pose is not None:
+            for chain in ob.quat_ik.chains:
+                write(chain)

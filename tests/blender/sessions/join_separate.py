@@ -1,0 +1,201 @@
+"""Session: chains go where their tip bones go, as Blender's constraints do. Joining an
+armature into another (Ctrl-J) keeps the joined armature's chains, with their settings, their
+tips under the names Join gave the bones and their targets on the joined armature's bones;
+separating bones (P) leaves each chain on the armature that has its tip; a duplicate joined
+back in gives a second chain; a chain removed stays removed when bones change later; a file
+saved before chains had records gets them on loading; an armature deleted while its chain
+reached for its own bone is not saved.
+
+argv: WORKDIR
+"""
+
+import sys
+from pathlib import Path
+
+import bpy
+
+from tests.blender.sessions.common import Checks, add_chain, effector_world, empty, make_rig, reset_scene
+
+checks = Checks("chains follow joined and separated bones")
+workdir = Path(sys.argv[-1])
+records = __import__("tests.blender.sessions.common", fromlist=["submodule"]).submodule("chain_records")
+
+
+def update():
+    bpy.context.view_layer.update()
+
+
+def object_mode():
+    if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def join(active, *others):
+    object_mode()
+    for ob in bpy.data.objects:
+        ob.select_set(ob == active or ob in others)
+    bpy.context.view_layer.objects.active = active
+    result = bpy.ops.object.join()
+    update()
+    return result
+
+
+def chains_of(ob) -> dict:
+    return {chain.name: chain for chain in ob.quat_ik.chains}
+
+
+def reaches(ob, chain) -> float:
+    target = chain.target_object
+    goal = (
+        target.matrix_world @ target.pose.bones[chain.target_bone].head
+        if chain.target_bone
+        else (target.matrix_world.translation)
+    )
+    return (effector_world(ob, chain.tip_bone) - goal).length
+
+
+ARM = [((0, 0, 1.5), (0.9, 0, 1.5)), ((0.9, 0, 1.5), (1.7, 0, 1.5)), ((1.7, 0, 1.5), (2.0, 0, 1.5))]
+
+# ---- join: the joined armature's chain comes along, settings, renamed tip and own-bone target
+reset_scene()
+left = make_rig("Left", ARM)
+empty("TargetL", (1.2, 0.7, 1.9))
+add_chain(left, "B2", 3, "TargetL", mode="LIVE", chain_name="ArmL")
+object_mode()
+right = make_rig(
+    "Right",
+    [((0, 2, 1.5), (0.9, 2, 1.5)), ((0.9, 2, 1.5), (1.7, 2, 1.5)), ((1.7, 2, 1.5), (2.0, 2, 1.5))],
+    extra_bones=[("Handle", (1.3, 2.6, 1.9), (1.3, 2.6, 2.2), None)],
+)
+pole = empty("PoleR", (1.0, 3.5, 1.5))
+add_chain(right, "B2", 3, "Right", target_bone="Handle", mode="LIVE", chain_name="ArmR")
+object_mode()
+arm_r = right.quat_ik.chains[0]
+arm_r.iterations, arm_r.tolerance, arm_r.influence, arm_r.pole_object = 77, 2e-4, 0.75, pole
+arm_r.effector_offset = (0.0, 0.05, 0.0)
+update()
+checks.check(
+    "the tip bone carries a record", records.RECORD in right.pose.bones["B2"], list(right.pose.bones["B2"].keys())
+)
+checks.check("join finished", join(left, right) == {"FINISHED"})
+found = chains_of(left)
+checks.check("the joined armature's chain is listed", sorted(found) == ["ArmL", "ArmR"], sorted(found))
+joined = found.get("ArmR")
+if joined is not None:
+    checks.check("... its tip is the bone under its new name", joined.tip_bone == "B2.001", joined.tip_bone)
+    carried = (
+        joined.iterations,
+        round(joined.tolerance, 7),
+        joined.influence,
+        joined.pole_object,
+        tuple(round(value, 6) for value in joined.effector_offset),
+        joined.mode,
+        joined.chain_length,
+    )
+    checks.check("... its settings came along", carried == (77, 2e-4, 0.75, pole, (0.0, 0.05, 0.0), "LIVE", 3), carried)
+    checks.check(
+        "... its target bone is now on the joined armature",
+        (joined.target_object, joined.target_bone) == (left, "Handle"),
+        (joined.target_object, joined.target_bone),
+    )
+    checks.check("... the ids of the two chains differ", joined.uid and joined.uid != found["ArmL"].uid)
+    left.pose.bones["Handle"].location = (0.0, 0.1, 0.0)  # the handle moves: Live solves
+    update()
+    checks.check(
+        "... and it solves Live there", joined.status_solved and joined.status_converged, joined.status_message
+    )
+gone = bpy.data.objects.get("Right")
+checks.check(
+    "the joined armature is let go (its own chain reached for its bones)",
+    gone is None or gone.users == 0,
+    gone and gone.users,
+)
+checks.check("the active armature's own chain stays", found.get("ArmL") is not None and found["ArmL"].tip_bone == "B2")
+
+# ---- separate: each chain stays with the armature that has its tip
+object_mode()
+bpy.context.view_layer.objects.active = left
+bpy.ops.object.mode_set(mode="EDIT")
+for bone in left.data.edit_bones:
+    bone.select = bone.select_head = bone.select_tail = bone.name.endswith(".001") or bone.name == "Handle"
+bpy.ops.armature.separate()
+update()
+bpy.ops.object.mode_set(mode="OBJECT")
+update()
+others = [ob for ob in bpy.data.objects if ob.type == "ARMATURE" and ob != left and ob.users_collection]
+checks.check("separate made one armature", len(others) == 1, [ob.name for ob in others])
+if others:
+    apart = others[0]
+    checks.check(
+        "the separated armature lists its own chain only",
+        sorted(chains_of(apart)) == ["ArmR"],
+        sorted(chains_of(apart)),
+    )
+    checks.check(
+        "the armature left behind keeps the other", sorted(chains_of(left)) == ["ArmL"], sorted(chains_of(left))
+    )
+
+# ---- a chain removed (not by our operator) stays removed when bones change later
+reset_scene()
+left = make_rig("Left", ARM)
+empty("TargetL", (1.2, 0.7, 1.9))
+add_chain(left, "B2", 3, "TargetL", mode="LIVE", chain_name="ArmL")
+object_mode()
+left.quat_ik.chains.remove(0)
+bpy.context.view_layer.objects.active = left
+bpy.ops.object.mode_set(mode="EDIT")
+left.data.edit_bones.new("Extra").tail = (0.0, 0.0, 1.0)
+bpy.ops.object.mode_set(mode="OBJECT")
+update()
+checks.check("a removed chain is not listed again", len(left.quat_ik.chains) == 0, len(left.quat_ik.chains))
+checks.check("... and its record is gone", records.RECORD not in left.pose.bones["B2"])
+
+# ---- the remove operator drops the record; a duplicate joined back in gives a second chain
+reset_scene()
+left = make_rig("Left", ARM)
+empty("TargetL", (1.2, 0.7, 1.9))
+add_chain(left, "B2", 3, "TargetL", mode="LIVE", chain_name="ArmL")
+object_mode()
+for ob in bpy.data.objects:
+    ob.select_set(ob == left)
+bpy.context.view_layer.objects.active = left
+bpy.ops.object.duplicate(linked=False)
+update()
+copy = bpy.context.active_object
+checks.check("a duplicate's chain gets its own id", copy.quat_ik.chains[0].uid != left.quat_ik.chains[0].uid)
+join(left, copy)
+found = chains_of(left)
+checks.check("a duplicate joined back in gives two chains", sorted(found) == ["ArmL", "ArmL.001"], sorted(found))
+if "ArmL.001" in found:
+    checks.check("... on the joined bones", found["ArmL.001"].tip_bone == "B2.001", found["ArmL.001"].tip_bone)
+    checks.check("... reaching for the same target", found["ArmL.001"].target_object == bpy.data.objects["TargetL"])
+pose_mode = __import__("tests.blender.sessions.common", fromlist=["pose_mode"]).pose_mode
+pose_mode(left, "B2.001")
+left.quat_ik.active_chain_index = 1
+bpy.ops.quat_ik.remove_chain()
+checks.check("the remove operator drops the record", records.RECORD not in left.pose.bones["B2.001"])
+object_mode()
+
+# ---- an armature deleted while its chain reaches for its own bone is not saved
+solo = make_rig("Solo", ARM, extra_bones=[("Handle", (1.3, 0.6, 1.9), (1.3, 0.6, 2.2), None)])
+add_chain(solo, "B2", 3, "Solo", target_bone="Handle", mode="MANUAL", chain_name="SoloArm")
+object_mode()
+for ob in bpy.data.objects:
+    ob.select_set(ob == solo)
+bpy.ops.object.delete()
+checks.check("a deleted armature its chain holds lingers until saved", "Solo" in bpy.data.objects)
+
+# ---- a file saved before chains had records gets them on loading
+for pose_bone in left.pose.bones:
+    if records.RECORD in pose_bone:
+        del pose_bone[records.RECORD]
+left.quat_ik.chains[0].uid = ""
+path = workdir / "old.blend"
+bpy.ops.wm.save_as_mainfile(filepath=str(path))
+bpy.ops.wm.open_mainfile(filepath=str(path))
+left = bpy.data.objects["Left"]
+checks.check("... and is gone from the saved file", "Solo" not in bpy.data.objects, list(bpy.data.objects.keys()))
+checks.check(
+    "loading an older file records its chains", records.RECORD in left.pose.bones["B2"] and left.quat_ik.chains[0].uid
+)
+checks.close()
