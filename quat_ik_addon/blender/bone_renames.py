@@ -67,12 +67,12 @@ def remember_all() -> None:
 
 class BoneChanges(NamedTuple):
     renamed: dict  # {armature data: {old name: new name}}
-    reshaped: list  # armature data whose bone names changed at all (or seen for the first time)
+    added: dict  # {armature data: names it did not have} for every armature whose bone names changed
 
 
 def follow(depsgraph) -> BoneChanges:
     """Point chains at the new names of bones renamed since the last update."""
-    renamed, reshaped = {}, []
+    renamed, added = {}, {}
     touched = [update.id for update in depsgraph.updates if isinstance(update.id, bpy.types.Armature)]
     for evaluated in touched:
         armature = evaluated.original
@@ -86,14 +86,14 @@ def follow(depsgraph) -> BoneChanges:
             continue
         now = _remembered(evaluated)
         runtime.bone_names[_key(armature)] = now
-        reshaped.append(armature)
+        added[armature] = set(now[0]).difference(before[0] if before is not None else ())
         if before is not None:
             names = _renames(before[1], now[1])
             if names:
                 renamed[armature] = names
     if renamed:
         _point_chains_at(renamed)
-    return BoneChanges(renamed, reshaped)
+    return BoneChanges(renamed, added)
 
 
 def _point_chains_at(renamed: dict) -> None:

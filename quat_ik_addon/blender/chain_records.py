@@ -14,8 +14,8 @@ of an armature (``bone_renames.follow`` notices), the records are read back:
   with its tip;
 * two armatures listing the same chain with their own tip bones (a duplicated object) give
   the younger copy a new id, so the two are told apart from then on;
-* a target (or pole, or orientation) bone of an armature joined into this one is looked up
-  here, as Join points Blender's constraints at the joined armature.
+* a target (or pole, or orientation) bone of an armature joined into another is looked up
+  on that one, as Join points Blender's constraints at the joined armature.
 
 Nothing runs while an armature is in Edit Mode: its pose bones are rebuilt when it leaves.
 """
@@ -118,10 +118,12 @@ def _age(ob):
     return getattr(ob, "session_uid", None) or ob.name
 
 
-def reconcile(armatures) -> list[str]:
-    """Carry out the module docstring's rules for the objects using these armature data (and
-    any waiting from an earlier update); returns what it did, one line each."""
-    runtime.records_pending.update(getattr(armature, "name_full", armature) for armature in armatures)
+def reconcile(added: dict) -> list[str]:
+    """Carry out the module docstring's rules for the objects using the armature data whose
+    bones changed ({armature: names of bones added}), and any waiting from an earlier update;
+    returns what it did, one line each."""
+    for armature, names in added.items():
+        runtime.records_pending.setdefault(armature.name_full, set()).update(names)
     if not runtime.records_pending:
         return []
     # Objects in no collection are left over: an armature joined into another is freed only
@@ -131,7 +133,9 @@ def reconcile(armatures) -> list[str]:
     release_left_over()
     if any(ob.mode == "EDIT" or ob.data.is_editmode for ob in objects):
         return []  # pose bones are rebuilt on leaving Edit Mode: wait for that update
-    changed = [ob for ob in objects if ob.data.name_full in runtime.records_pending]
+    changed = {
+        ob: runtime.records_pending[ob.data.name_full] for ob in objects if ob.data.name_full in runtime.records_pending
+    }
     runtime.records_pending.clear()
     if not changed:
         return []
@@ -140,9 +144,12 @@ def reconcile(armatures) -> list[str]:
     done += _tell_copies_apart(changed, objects, records)
     for ob in changed:
         done += _adopt(ob, records[ob])
-        done += _relink_joined(ob)
+    for ob in objects:
+        done += _relink_joined(ob, changed)
+    for ob in changed:
         for chain in ob.quat_ik.chains:
             write(chain)
+    release_left_over()  # the chains pointing at an armature joined away point elsewhere now
     return done
 
 
@@ -236,28 +243,44 @@ def _list_from(ob, tip: str, record, uid: str):
     return chain.name
 
 
-def _relink_joined(ob) -> list[str]:
-    """Point at this armature the bones of armatures joined into it (the object pointer is
-    gone with the joined object; its record still names it)."""
+def _joined_away(ob) -> bool:
+    """An armature Join took the bones of, still there because a chain points at it: in no
+    collection, its pose emptied, its data not."""
+    return (
+        ob is not None
+        and ob.type == "ARMATURE"
+        and not ob.users_collection
+        and ob.pose is not None
+        and len(ob.pose.bones) == 0
+        and len(ob.data.bones) > 0
+    )
+
+
+def _relink_joined(ob, changed: dict) -> list[str]:
+    """Point the chain's bones of an armature joined away at the armature it was joined into:
+    the object pointer went with the joined object; the record still names it, and the bone
+    is among the bones just added to an armature (the chain's own first)."""
     done = []
     for chain in ob.quat_ik.chains:
         tip = ob.pose.bones.get(chain.tip_bone)
         record = tip.get(RECORD) if tip is not None else None
         if record is None or record.get("uid") != chain.uid:
             continue
-        settings = record.get("settings", {})
+        # A copy: pointing the chain elsewhere rewrites the record (and frees the one read).
+        settings = record.to_dict().get("settings", {})
         for object_attribute, bone_attribute in BONE_REFERENCES:
-            was = settings.get(object_attribute + "_name")
-            bone = getattr(chain, bone_attribute)
-            if (
-                getattr(chain, object_attribute) is None
-                and was not in (None, OWN)
-                and was not in bpy.data.objects
-                and bone
-                and bone in ob.pose.bones
-            ):
-                setattr(chain, object_attribute, ob)
-                done.append(f"chain '{chain.name}': '{was}' was joined into '{ob.name}', its bone '{bone}' is used")
+            was, bone = settings.get(object_attribute + "_name"), getattr(chain, bone_attribute)
+            pointed = getattr(chain, object_attribute)
+            freed = pointed is None and was not in (None, OWN) and was not in bpy.data.objects
+            if not (freed or _joined_away(pointed)):
+                continue
+            holders = [other for other in sorted(changed, key=lambda other: other != ob) if bone in changed[other]]
+            if bone and holders:
+                setattr(chain, object_attribute, holders[0])
+                done.append(
+                    f"chain '{chain.name}' of '{ob.name}': '{was}' was joined into '{holders[0].name}', "
+                    f"its bone '{bone}' is used there"
+                )
     return done
 
 

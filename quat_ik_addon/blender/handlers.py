@@ -152,7 +152,7 @@ def _run_guarded(ob, what: str, function) -> None:
 def _follow_bone_edits(depsgraph) -> None:
     """Renamed bones, and chains whose tip bones were joined into or separated from an armature."""
     changes = bone_renames.follow(depsgraph)
-    for line in chain_records.reconcile(changes.reshaped):
+    for line in chain_records.reconcile(changes.added):
         print(f"Quat IK: {line}")
 
 

@@ -77,6 +77,10 @@ update()
 checks.check(
     "the tip bone carries a record", records.RECORD in right.pose.bones["B2"], list(right.pose.bones["B2"].keys())
 )
+# A third rig, not joined, whose chain reaches for a bone of the armature joined away.
+other = make_rig("Other", [((0, -2, 1.5), (0.9, -2, 1.5)), ((0.9, -2, 1.5), (1.7, -2, 1.5))])
+add_chain(other, "B1", 2, "Right", target_bone="Handle", mode="MANUAL", chain_name="Reacher")
+object_mode()
 checks.check("join finished", join(left, right) == {"FINISHED"})
 found = chains_of(left)
 checks.check("the joined armature's chain is listed", sorted(found) == ["ArmL", "ArmR"], sorted(found))
@@ -111,6 +115,12 @@ checks.check(
     gone and gone.users,
 )
 checks.check("the active armature's own chain stays", found.get("ArmL") is not None and found["ArmL"].tip_bone == "B2")
+reacher = other.quat_ik.chains[0]
+checks.check(
+    "another rig's chain reaching for the joined armature's bone now reaches for it on the joined one",
+    (reacher.target_object, reacher.target_bone) == (left, "Handle"),
+    (reacher.target_object, reacher.target_bone),
+)
 
 # ---- separate: each chain stays with the armature that has its tip
 object_mode()
@@ -122,7 +132,7 @@ bpy.ops.armature.separate()
 update()
 bpy.ops.object.mode_set(mode="OBJECT")
 update()
-others = [ob for ob in bpy.data.objects if ob.type == "ARMATURE" and ob != left and ob.users_collection]
+others = [ob for ob in bpy.data.objects if ob.type == "ARMATURE" and ob not in (left, other) and ob.users_collection]
 checks.check("separate made one armature", len(others) == 1, [ob.name for ob in others])
 if others:
     apart = others[0]
