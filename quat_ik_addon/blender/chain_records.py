@@ -302,6 +302,12 @@ def release_left_over() -> None:
                 setattr(chain, attribute, None)
 
 
+def read_again() -> None:
+    """Have the next update read every armature's records (after undo or redo)."""
+    for armature in bpy.data.armatures:
+        runtime.records_pending.setdefault(armature.name_full, set())
+
+
 def write_all() -> None:
     """Record every chain of every local armature (a file saved before chains had records)."""
     for ob in bpy.data.objects:

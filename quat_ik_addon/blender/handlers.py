@@ -153,7 +153,7 @@ def _follow_bone_edits(depsgraph) -> None:
     """Renamed bones, and chains whose tip bones were joined into or separated from an armature."""
     changes = bone_renames.follow(depsgraph)
     for line in chain_records.reconcile(changes.added):
-        print(f"Quat IK: {line}")
+        print(f"Quat IK chains: {line}")  # news, not a problem ("Quat IK: " lines are those)
 
 
 @persistent
@@ -243,9 +243,12 @@ def on_load_post(*_args) -> None:
 
 @persistent
 def on_undo_redo_post(*_args) -> None:
-    """Runs after undo/redo. Data was replaced under us: forget fingerprints; writes nothing."""
+    """Runs after undo/redo. Data was replaced under us: forget fingerprints; writes nothing
+    (the next update reads the chains' records again: the step Join pushed is the one before
+    the joined chains were listed, so redoing a Join lists them there)."""
     runtime.forget_all()
     bone_renames.remember_all()
+    chain_records.read_again()
 
 
 @persistent

@@ -1,6 +1,7 @@
 """Debian's Blender 3.4 in a real window (xvfb): the Quat IK sidebar draws, the limits editor
 draws for a ball joint with a polygon window and for a hinge, the limit overlay draws (once it
-exists), and Ctrl+Z undoes adding a chain, editing a limit and baking.
+exists), Ctrl+Z undoes adding a chain, editing a limit and baking, and a Join keeps the joined
+armature's chain through undo and redo.
 
 Everything comes from one window session (``conftest.window_session``). Pixels are compared
 with the same screenshot taken after disabling the add-on: whatever differs is the add-on's
@@ -178,3 +179,15 @@ def test_esc_stops_a_long_chain_solve_half_way(window_session) -> None:
     assert stopped["running_after"] == {}, "the bake still runs after Esc"
     assert "Quat IK solve" not in stopped["threads_after"], stopped["threads_after"]
     assert stopped["changed"] == "", f"Esc left: {stopped['changed']}"
+
+
+def test_join_lists_the_joined_chain_and_undo_and_redo_follow(window_session) -> None:
+    """Ctrl+J lists the joined armature's chain on the rig; Ctrl+Z brings back both armatures
+    and their chains exactly; Ctrl+Shift+Z lists the joined chain again."""
+    join = window_session.results.get("join")
+    assert join is not None, window_session.describe()
+    assert join["returned"] == ["FINISHED"], join
+    assert "OtherArm" not in join["before"] and "OtherArm" in join["joined"], join
+    assert "OtherArm" not in join["undone"] and join["other_back"], join
+    assert join["left_after_undo"] == "", f"after Ctrl+Z: {join['left_after_undo']}"
+    assert "OtherArm" in join["redone"], join

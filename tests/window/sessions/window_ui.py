@@ -20,6 +20,8 @@ events and redraws):
    operator and after Ctrl+Z.
 5. Blender's rotate tool on a bone with locked quaternion and axis-angle channels (4D and
    not): where it leaves the rotation is what the add-on's locks allow there.
+6. (Last, after the bakes cancelled with Esc) Join an armature with a chain into the rig,
+   Ctrl+Z and Ctrl+Shift+Z: the joined chain comes, goes and comes back.
 
 Between 3 and 4, the Live chain's target is moved out of its limits' reach: the update runs
 no restarts, and the add-on's timer solves the chain in full once the target has rested.
@@ -78,9 +80,9 @@ def override():
     return bpy.context.temp_override(window=window(), area=area, region=region(area, "WINDOW"))
 
 
-def simulate(kind: str, value: str = "PRESS", *, x: int, y: int, ctrl: bool = False) -> None:
+def simulate(kind: str, value: str = "PRESS", *, x: int, y: int, ctrl: bool = False, shift: bool = False) -> None:
     """One input event, as if from the keyboard or mouse (needs --enable-event-simulate)."""
-    window().event_simulate(type=kind, value=value, x=x, y=y, ctrl=ctrl)
+    window().event_simulate(type=kind, value=value, x=x, y=y, ctrl=ctrl, shift=shift)
 
 
 def rest_the_mouse() -> None:
@@ -243,12 +245,13 @@ def screenshots(suffix: str = ""):
         shot(name + suffix)
 
 
-def press_ctrl_z(changed_from: dict):
+def press_ctrl_z(changed_from: dict, shift: bool = False):
+    """Ctrl+Z over the viewport (Ctrl+Shift+Z with ``shift``: redo)."""
     area = view3d_area()
     x, y = area.x + area.width // 3, area.y + area.height // 2
     simulate("MOUSEMOVE", "NOTHING", x=x, y=y)
-    simulate("Z", "PRESS", x=x, y=y, ctrl=True)
-    simulate("Z", "RELEASE", x=x, y=y, ctrl=True)
+    simulate("Z", "PRESS", x=x, y=y, ctrl=True, shift=shift)
+    simulate("Z", "RELEASE", x=x, y=y, ctrl=True, shift=shift)
     yield from wait_until(lambda: state() != changed_from, 10.0)
     yield 0.5  # and let the handlers settle
 
@@ -540,6 +543,55 @@ def stop_a_long_solve():
     print(f"stop long solve: {results['stop_long_solve']}", flush=True)
 
 
+def join_undo_redo():
+    """Join a second armature with a chain into the rig (Ctrl+J), then undo and redo (as
+    Ctrl+Z and Ctrl+Shift+Z run them): the joined chain is listed after the join, gone with the undo (both
+    armatures back as they were), listed again after the redo (the step Join pushed is the
+    one before the add-on listed it). Last in the session: it leaves the rig joined."""
+    from tests.blender.sessions.common import make_rig
+
+    def chains() -> list[str]:
+        return sorted(chain.name for chain in bpy.data.objects["Rig"].quat_ik.chains)
+
+    with override():
+        bpy.ops.object.mode_set(mode="OBJECT")
+    other = make_rig("Other", [((0.0, 1.0, 1.5), (0.9, 1.0, 1.5)), ((0.9, 1.0, 1.5), (1.7, 1.0, 1.5))])
+    chain = other.quat_ik.chains.add()
+    chain.name, chain.tip_bone, chain.chain_length, chain.target_object = (
+        "OtherArm",
+        "B1",
+        2,
+        bpy.data.objects["Target"],
+    )
+    with override():
+        bpy.ops.object.mode_set(mode="OBJECT")
+    rig = bpy.data.objects["Rig"]
+    for ob in bpy.data.objects:
+        ob.select_set(ob in (rig, other))
+    bpy.context.view_layer.objects.active = rig
+    bpy.context.scene[UNDO_MARKER] = "before join"
+    with override():
+        bpy.ops.ed.undo_push(message="before join")
+    yield 0.3
+    before, listed = state(), chains()
+    with override():
+        returned = bpy.ops.object.join("EXEC_DEFAULT", True)
+    yield 0.5
+    record = {"returned": sorted(returned), "before": listed, "joined": chains()}
+    with override():
+        bpy.ops.ed.undo()
+    yield 0.5
+    record["undone"] = chains()
+    record["left_after_undo"] = snapshot_difference(before, state())
+    record["other_back"] = "Other" in bpy.data.objects and bool(bpy.data.objects["Other"].users_collection)
+    with override():
+        bpy.ops.ed.redo()
+    yield 0.5
+    record["redone"] = chains()
+    results["join"] = record
+    print(f"join: {record}", flush=True)
+
+
 def set_addon_enabled(enabled: bool):
     operator = bpy.ops.preferences.addon_enable if enabled else bpy.ops.preferences.addon_disable
     results["enabled" if enabled else "disabled"] = sorted(operator(module=ADDON_MODULE))
@@ -561,6 +613,7 @@ def session():
     yield from rotate_tool_locks()
     yield from cancel_bake_while_solving()
     yield from stop_a_long_solve()
+    yield from join_undo_redo()
 
 
 steps = session()
