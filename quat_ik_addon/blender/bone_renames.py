@@ -67,7 +67,7 @@ def remember_all() -> None:
 
 class BoneChanges(NamedTuple):
     renamed: dict  # {armature data: {old name: new name}}
-    added: dict  # {armature data: names it did not have} for every armature whose bone names changed
+    added: dict  # {armature data: names it did not have} for each whose names changed or that left Edit Mode
 
 
 def follow(depsgraph) -> BoneChanges:
@@ -77,12 +77,17 @@ def follow(depsgraph) -> BoneChanges:
     for evaluated in touched:
         armature = evaluated.original
         if armature.is_editmode:
+            runtime.bones_being_edited.add(_key(armature))
             continue  # its bones are being rebuilt: compared once it leaves Edit Mode
+        # Leaving Edit Mode counts as a change even with the same names: Symmetrize run again
+        # copies the left side's bone data over the right side's.
+        edited = _key(armature) in runtime.bones_being_edited
+        runtime.bones_being_edited.discard(_key(armature))
         # Live writes poses, so an armature is in most updates: its bone names are compared in
         # one call, and the places read only when they differ (or the armature is new here:
         # the add-on was enabled since the file loaded).
         before = runtime.bone_names.get(_key(armature))
-        if before is not None and tuple(evaluated.bones.keys()) == before[0]:
+        if before is not None and tuple(evaluated.bones.keys()) == before[0] and not edited:
             continue
         now = _remembered(evaluated)
         runtime.bone_names[_key(armature)] = now

@@ -1,15 +1,19 @@
-"""Chains go where their tip bone goes when armatures are joined (Ctrl-J) or separated (P).
+"""Chains go where their tip bone goes: Join (Ctrl-J), Separate (P), Symmetrize, duplicates.
 
 Chains are listed on the armature object, and Blender's Join keeps only the active object's
 properties, so the chains of every armature joined into it were lost; Separate copies the
 whole list to the new armature, so each half kept chains whose bones went to the other.
-Blender's own constraints live on the pose bones and travel with them. So each chain leaves
-a record on its tip pose bone (an ID property, which Join and Separate carry with the bone):
-its id, the object that lists it, and its settings. After an update that changed the bones
-of an armature (``bone_renames.follow`` notices), the records are read back:
+Blender's own constraints live on the pose bones and travel with them (Symmetrize and bone
+duplicates copy them too). So each chain leaves a record on its tip pose bone (an ID property
+{chain id: record}, which those edits carry with the bone): the armature that lists it and
+its settings. After an update that changed the bones of an armature (``bone_renames.follow``
+notices), the records are read back:
 
 * a record whose chain is listed nowhere in its armature came with joined bones: the chain is
   listed again from it (a record left by a chain this armature removed is dropped instead);
+* a record copied to another bone of the same armature lists a copy of the chain there,
+  mirrored (``operators_mirror_chain.mirror_in_place``) where the bone is the tip's
+  counterpart (Symmetrize); a copy landing on the tip of a listed chain is dropped;
 * a chain whose tip bone left with Separate is dropped where the other armature lists it
   with its tip;
 * two armatures listing the same chain with their own tip bones (a duplicated object) give
@@ -29,7 +33,7 @@ import bpy
 from . import runtime
 from .bone_renames import BONE_REFERENCES
 
-RECORD = "quat_ik_chain"
+RECORDS = "quat_ik_chains"  # on a tip pose bone: {chain id: {"owner": armature name, "settings": {...}}}
 # Written by solves, or named by the record itself: not settings to carry.
 NOT_CARRIED = {"rna_type", "tip_bone", "uid"}
 OWN = "\x00own"  # an object setting naming the chain's own armature (no object has this name)
@@ -84,32 +88,39 @@ def write(chain) -> None:
         chain.uid = new_uid()
     tip = ob.pose.bones.get(chain.tip_bone)
     for pose_bone in ob.pose.bones:
-        record = pose_bone.get(RECORD)
-        if record is not None and record.get("uid") == chain.uid and pose_bone != tip:
-            del pose_bone[RECORD]
+        if pose_bone != tip and chain.uid in pose_bone.get(RECORDS, ()):
+            _drop(pose_bone, chain.uid)
     if tip is None:
         return
-    record = {"uid": chain.uid, "owner": ob.name, "settings": _settings(chain, ob)}
-    existing = tip.get(RECORD)
-    if existing is None or existing.to_dict() != record:
-        tip[RECORD] = record
+    record = {"owner": ob.name, "settings": _settings(chain, ob)}
+    entries = tip.get(RECORDS)
+    if entries is None:
+        tip[RECORDS] = {chain.uid: record}
+    elif chain.uid not in entries or entries[chain.uid].to_dict() != record:
+        entries[chain.uid] = record
+
+
+def _drop(pose_bone, uid: str) -> None:
+    entries = pose_bone[RECORDS]
+    del entries[uid]
+    if not len(entries):
+        del pose_bone[RECORDS]
 
 
 def forget(ob, uid: str) -> None:
     """Remove the record of a chain the armature no longer lists."""
     for pose_bone in ob.pose.bones:
-        record = pose_bone.get(RECORD)
-        if record is not None and record.get("uid") == uid:
-            del pose_bone[RECORD]
+        if uid in pose_bone.get(RECORDS, ()):
+            _drop(pose_bone, uid)
 
 
 def _records(ob) -> dict[str, list]:
-    """{uid: [(pose bone, record)]} on the armature's pose bones."""
+    """{uid: [(pose bone, record as a dict)]} on the armature's pose bones (copies: writing a
+    record frees the one it replaces)."""
     found: dict[str, list] = {}
     for pose_bone in ob.pose.bones:
-        record = pose_bone.get(RECORD)
-        if record is not None and record.get("uid"):
-            found.setdefault(record["uid"], []).append((pose_bone, record))
+        for uid, record in pose_bone.get(RECORDS, {}).items():
+            found.setdefault(uid, []).append((pose_bone, record.to_dict()))
     return found
 
 
@@ -191,6 +202,7 @@ def _tell_copies_apart(changed, objects, records) -> list[str]:
                 continue
             twins = [other for other in objects if other != ob and _listed_with_tip(other, chain.uid) is not None]
             if twins and any(_age(ob) > _age(other) for other in twins):
+                forget(ob, chain.uid)
                 chain.uid = new_uid()
                 write(chain)
                 records[ob] = _records(ob)
@@ -199,28 +211,74 @@ def _tell_copies_apart(changed, objects, records) -> list[str]:
 
 
 def _adopt(ob, found: dict) -> list[str]:
-    """List again the chains whose records came with joined bones."""
-    listed = {chain.uid: chain.tip_bone for chain in ob.quat_ik.chains if chain.uid}
-    arrivals = []
+    """List the chains whose records came with bones: joined from another armature, or copied
+    inside this one (Symmetrize mirrors them, a bone duplicated copies them)."""
+    listed = {chain.uid: (chain.tip_bone, chain.chain_length) for chain in ob.quat_ik.chains if chain.uid}
+    tips = {tip for tip, _ in listed.values()}
+    arrivals, done = [], []
     for uid, places in found.items():
         for pose_bone, record in places:
-            if listed.get(uid) == pose_bone.name:
+            tip, length = listed.get(uid, (None, 0))
+            if tip == pose_bone.name:
                 continue
-            if uid not in listed and record.get("owner") == ob.name:
-                del pose_bone[RECORD]  # its chain was removed here (not by our operator)
+            mirrored = tip is not None and _mirror_name(tip) == pose_bone.name
+            if (tip is None and record.get("owner") == ob.name) or (tip is not None and pose_bone.name in tips):
+                # Its chain was removed here (not by our operator), or the copy landed on the tip
+                # of a chain that is listed already (Symmetrize again): the record is stale.
+                _drop(pose_bone, uid)
+                if mirrored:
+                    done += _mirror_copied_limits(ob, tip, length)
                 continue
-            # Not listed (joined), or listed with another tip (the bones of a copy joined in).
-            arrivals.append((pose_bone.name, record.to_dict(), uid if uid not in listed else new_uid()))
-            listed.setdefault(uid, pose_bone.name)
+            if tip is None:
+                how = f"came with the bones joined into '{ob.name}'"
+            elif mirrored:
+                how = f"mirrors the chain on '{tip}' (Symmetrize)"
+                done += _mirror_copied_limits(ob, tip, length)
+            else:
+                how = f"copies the chain on '{tip}' (its tip bone was copied)"
+            arrivals.append((pose_bone.name, record, uid if tip is None else new_uid(), mirrored, how))
+            listed.setdefault(uid, (pose_bone.name, length))
     # Chains are added only now: adding to a collection may move the items Python holds.
-    return [
-        f"chain '{_list_from(ob, tip, record, uid)}' came with the bones joined into '{ob.name}'"
-        for tip, record, uid in arrivals
-    ]
+    listed_now = [f"chain '{_list_from(ob, *arrival[:4])}' {arrival[4]}" for arrival in arrivals]
+    return listed_now + done
 
 
-def _list_from(ob, tip: str, record, uid: str):
+def _mirror_copied_limits(ob, tip: str, length: int) -> list[str]:
+    """Mirror the joint limits Symmetrize copied unmirrored from the chain's bones to their
+    counterparts (as it mirrors a Limit Rotation constraint): a counterpart whose limits are
+    exactly its side's gets their mirror image; one set otherwise is left as it is."""
+    from . import rig_reader
+    from .errors import ChainError
+    from .limit_conversion import settings_key, write_limit
+    from .operators_limit_tools import mirrored_limit
+
+    try:
+        names = rig_reader.chain_bone_names(ob, tip, length)
+    except ChainError:
+        return []
+    mirrored_bones = []
+    for name in names:
+        other = ob.pose.bones.get(_mirror_name(name))
+        source = ob.pose.bones[name]
+        if other is None or other == source or settings_key(other.quat_ik) != settings_key(source.quat_ik):
+            continue
+        limit, _problem = mirrored_limit(source, other.name)
+        if limit is not None:
+            write_limit(other.quat_ik, limit)
+            mirrored_bones.append(other.name)
+    return [f"joint limits of {', '.join(mirrored_bones)} mirrored from their side"] if mirrored_bones else []
+
+
+def _mirror_name(name: str) -> str:
+    from ..solver.mirroring import mirror_name
+
+    return mirror_name(name)
+
+
+def _list_from(ob, tip: str, record, uid: str, mirrored: bool = False):
+    """A chain listed from a record (mirrored: a copy Symmetrize made on the counterpart tip)."""
     from .operators_chain import unique_chain_name
+    from .operators_mirror_chain import mirror_in_place
 
     settings = record.get("settings", {})
     chains = ob.quat_ik.chains
@@ -237,6 +295,8 @@ def _list_from(ob, tip: str, record, uid: str):
             setattr(chain, name, bool(settings[name]))
         else:
             setattr(chain, name, settings[name])
+    if mirrored:
+        mirror_in_place(chain)
     chain.name = unique_chain_name(chains, chain.name or tip, exclude=chain)
     chain.mode = settings.get("mode", chain.mode)  # last: a Live chain solves from complete settings
     runtime.bump(ob)
@@ -263,8 +323,8 @@ def _relink_joined(ob, changed: dict) -> list[str]:
     done = []
     for chain in ob.quat_ik.chains:
         tip = ob.pose.bones.get(chain.tip_bone)
-        record = tip.get(RECORD) if tip is not None else None
-        if record is None or record.get("uid") != chain.uid:
+        record = tip.get(RECORDS, {}).get(chain.uid) if tip is not None else None
+        if record is None:
             continue
         # A copy: pointing the chain elsewhere rewrites the record (and frees the one read).
         settings = record.to_dict().get("settings", {})

@@ -78,6 +78,27 @@ def _counterpart(ob, owner, bone: str, what: str) -> tuple[object, str, bool]:
     return owner, name, True
 
 
+def mirror_in_place(chain) -> None:
+    """Turn a copy of a chain into its mirror image by this module's rules, where Blender's
+    *Symmetrize* copied it to the counterpart tip (``chain_records``): a target, pole or
+    orientation target with a counterpart takes it, one without is kept (nothing is made)."""
+    from ..solver.mirroring import mirror_name
+
+    for attribute, bone_attribute, _what in REFERENCES:
+        owner, bone = getattr(chain, attribute), getattr(chain, bone_attribute)
+        if owner is None:
+            continue
+        if bone:
+            if owner.pose is not None and mirror_name(bone) in owner.pose.bones:
+                setattr(chain, bone_attribute, mirror_name(bone))
+        elif mirror_name(owner.name) in bpy.data.objects:
+            setattr(chain, attribute, bpy.data.objects[mirror_name(owner.name)])
+    x, y, z = chain.effector_offset
+    chain.effector_offset = (-x, y, z)
+    chain.pole_angle = mirrored_pole_angle(chain.pole_angle, chain.pole_facing)
+    chain.name = mirror_name(chain.name)
+
+
 def _make_mirrored_empty(ob, source, name: str):
     """A copy of the empty ``source`` named ``name``, its mirror image across the armature's X = 0."""
     from mathutils import Matrix

@@ -35,6 +35,7 @@ bake_progress: dict = {}  # the modal bake running now: phase, fraction, next st
 resting_due: dict = {}
 own_poses: dict = {}  # (armature object, bone) -> (own pose wxyz, written wxyz)
 bone_names: dict = {}  # armature data -> (bone names, {name: where it lies}) (``bone_renames``)
+bones_being_edited: set = set()  # armatures seen in Edit Mode, not yet out of it (``bone_renames``)
 records_pending: dict = {}  # armature data name -> bones added, waiting for Edit Mode to end (``chain_records``)
 # Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
 # when Blender runs timers (not in the background); the benchmark sets True to measure what
@@ -91,6 +92,7 @@ def forget_all() -> None:
     resting_due.clear()
     armature_generations.clear()
     records_pending.clear()
+    bones_being_edited.clear()
     bump()
 
 

@@ -9,12 +9,13 @@ reached for its own bone is not saved.
 argv: WORKDIR
 """
 
+import math
 import sys
 from pathlib import Path
 
 import bpy
 
-from tests.blender.sessions.common import Checks, add_chain, effector_world, empty, make_rig, reset_scene
+from tests.blender.sessions.common import Checks, add_chain, effector_world, empty, make_rig, reset_scene, submodule
 
 checks = Checks("chains follow joined and separated bones")
 workdir = Path(sys.argv[-1])
@@ -75,7 +76,7 @@ arm_r.iterations, arm_r.tolerance, arm_r.influence, arm_r.pole_object = 77, 2e-4
 arm_r.effector_offset = (0.0, 0.05, 0.0)
 update()
 checks.check(
-    "the tip bone carries a record", records.RECORD in right.pose.bones["B2"], list(right.pose.bones["B2"].keys())
+    "the tip bone carries a record", records.RECORDS in right.pose.bones["B2"], list(right.pose.bones["B2"].keys())
 )
 # A third rig, not joined, whose chain reaches for a bone of the armature joined away.
 other = make_rig("Other", [((0, -2, 1.5), (0.9, -2, 1.5)), ((0.9, -2, 1.5), (1.7, -2, 1.5))])
@@ -158,7 +159,7 @@ left.data.edit_bones.new("Extra").tail = (0.0, 0.0, 1.0)
 bpy.ops.object.mode_set(mode="OBJECT")
 update()
 checks.check("a removed chain is not listed again", len(left.quat_ik.chains) == 0, len(left.quat_ik.chains))
-checks.check("... and its record is gone", records.RECORD not in left.pose.bones["B2"])
+checks.check("... and its record is gone", records.RECORDS not in left.pose.bones["B2"])
 
 # ---- the remove operator drops the record; a duplicate joined back in gives a second chain
 reset_scene()
@@ -183,8 +184,93 @@ pose_mode = __import__("tests.blender.sessions.common", fromlist=["pose_mode"]).
 pose_mode(left, "B2.001")
 left.quat_ik.active_chain_index = 1
 bpy.ops.quat_ik.remove_chain()
-checks.check("the remove operator drops the record", records.RECORD not in left.pose.bones["B2.001"])
+checks.check("the remove operator drops the record", records.RECORDS not in left.pose.bones["B2.001"])
 object_mode()
+
+# ---- Symmetrize mirrors a chain as it mirrors constraints; doing it again adds none
+reset_scene()
+sym = make_rig("Sym", [((0.2, 0, 1.5), (0.9, 0, 1.5)), ((0.9, 0, 1.5), (1.7, 0, 1.5))])
+sym.data.bones["B0"].name, sym.data.bones["B1"].name = "arm.L", "hand.L"
+empty("target.L", (1.2, 0.7, 1.9))
+empty("target.R", (-1.2, 0.7, 1.9))
+add_chain(sym, "hand.L", 2, "target.L", mode="MANUAL", chain_name="Arm.L")
+hand = sym.pose.bones["hand.L"].quat_ik  # a twist range one-sided: its mirror image differs
+hand.joint_type, hand.use_twist_range = "BALL", True
+hand.twist_min, hand.twist_max = math.radians(-10.0), math.radians(50.0)
+arm_l = sym.quat_ik.chains[0]
+arm_l.effector_offset, arm_l.pole_angle = (0.02, 0.0, 0.0), 0.3
+
+
+def symmetrize(armature):
+    object_mode()
+    bpy.context.view_layer.objects.active = armature
+    bpy.ops.object.mode_set(mode="EDIT")
+    for bone in armature.data.edit_bones:
+        bone.select = bone.select_head = bone.select_tail = bone.name.endswith(".L")
+    bpy.ops.armature.symmetrize()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    update()
+
+
+symmetrize(sym)
+found = chains_of(sym)
+checks.check("Symmetrize gives the mirrored chain", sorted(found) == ["Arm.L", "Arm.R"], sorted(found))
+if "Arm.R" in found:
+    arm_r = found["Arm.R"]
+    mirrored = (
+        arm_r.tip_bone,
+        arm_r.target_object.name,
+        tuple(round(v, 6) for v in arm_r.effector_offset),
+        round(arm_r.pole_angle, 6),
+        arm_r.chain_length,
+    )
+    checks.check(
+        "... on the mirrored tip, reaching for the mirrored target",
+        mirrored == ("hand.R", "target.R", (-0.02, 0.0, 0.0), -0.3, 2),
+        mirrored,
+    )
+
+
+def limit_of(bone: str):
+    return submodule("limit_conversion").spec_limit(sym.pose.bones[bone].quat_ik)
+
+
+def mirror_of_left():
+    mirrored, problem = submodule("operators_limit_tools").mirrored_limit(sym.pose.bones["hand.L"], "hand.R")
+    return mirrored if mirrored is not None else problem
+
+
+checks.check(
+    "(the mirror image differs from the limit itself)", mirror_of_left() != limit_of("hand.L"), mirror_of_left()
+)
+checks.check("... and the mirror image of its joint limits", limit_of("hand.R") == mirror_of_left(), limit_of("hand.R"))
+hand.twist_max = math.radians(60.0)
+symmetrize(sym)
+checks.check("Symmetrize again adds no chain", sorted(chains_of(sym)) == ["Arm.L", "Arm.R"], sorted(chains_of(sym)))
+checks.check("... and mirrors the limits again", limit_of("hand.R") == mirror_of_left(), limit_of("hand.R"))
+sym.pose.bones["hand.R"].quat_ik.twist_min = math.radians(-5.0)  # set by hand on its own side
+set_by_hand = limit_of("hand.R")
+bpy.context.view_layer.objects.active = sym
+bpy.ops.object.mode_set(mode="EDIT")
+bpy.ops.object.mode_set(mode="OBJECT")
+update()
+checks.check("limits set on the other side stay", limit_of("hand.R") == set_by_hand, limit_of("hand.R"))
+
+# ---- two chains sharing a tip both come along with a Join
+reset_scene()
+left = make_rig("Left", ARM)
+empty("TargetL", (1.2, 0.7, 1.9))
+object_mode()
+right = make_rig("Right", ARM)
+add_chain(right, "B2", 3, "TargetL", mode="MANUAL", chain_name="Reach")
+add_chain(right, "B2", 2, "TargetL", mode="MANUAL", chain_name="Short")
+object_mode()
+join(left, right)
+checks.check(
+    "two chains on one tip both come with a Join",
+    sorted(chains_of(left)) == ["Reach", "Short"],
+    sorted(chains_of(left)),
+)
 
 # ---- an armature deleted while its chain reaches for its own bone is not saved
 solo = make_rig("Solo", ARM, extra_bones=[("Handle", (1.3, 0.6, 1.9), (1.3, 0.6, 2.2), None)])
@@ -197,15 +283,19 @@ checks.check("a deleted armature its chain holds lingers until saved", "Solo" in
 
 # ---- a file saved before chains had records gets them on loading
 for pose_bone in left.pose.bones:
-    if records.RECORD in pose_bone:
-        del pose_bone[records.RECORD]
-left.quat_ik.chains[0].uid = ""
+    if records.RECORDS in pose_bone:
+        del pose_bone[records.RECORDS]
+for chain in left.quat_ik.chains:
+    chain.uid = ""
 path = workdir / "old.blend"
 bpy.ops.wm.save_as_mainfile(filepath=str(path))
 bpy.ops.wm.open_mainfile(filepath=str(path))
 left = bpy.data.objects["Left"]
 checks.check("... and is gone from the saved file", "Solo" not in bpy.data.objects, list(bpy.data.objects.keys()))
+first = left.quat_ik.chains[0]
 checks.check(
-    "loading an older file records its chains", records.RECORD in left.pose.bones["B2"] and left.quat_ik.chains[0].uid
+    "loading an older file records its chains",
+    first.uid and first.uid in left.pose.bones[first.tip_bone].get(records.RECORDS, {}),
+    (first.uid, first.tip_bone),
 )
 checks.close()
