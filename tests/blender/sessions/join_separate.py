@@ -256,6 +256,20 @@ bpy.ops.object.mode_set(mode="OBJECT")
 update()
 checks.check("limits set on the other side stay", limit_of("hand.R") == set_by_hand, limit_of("hand.R"))
 
+# ---- a tip bone copied (as Duplicate copies a pose bone's properties) copies its chain
+reset_scene()
+rig = make_rig("Rig", ARM)
+empty("TargetL", (1.2, 0.7, 1.9))
+add_chain(rig, "B2", 2, "TargetL", mode="MANUAL", chain_name="Arm")
+object_mode()
+rig.pose.bones["B1"][records.RECORDS] = rig.pose.bones["B2"][records.RECORDS].to_dict()
+bpy.context.view_layer.objects.active = rig
+bpy.ops.object.mode_set(mode="EDIT")
+bpy.ops.object.mode_set(mode="OBJECT")
+update()
+copies = {chain.name: (chain.tip_bone, chain.chain_length) for chain in rig.quat_ik.chains}
+checks.check("a copied tip bone gives a copy of its chain", copies == {"Arm": ("B2", 2), "Arm.001": ("B1", 2)}, copies)
+
 # ---- two chains sharing a tip both come along with a Join
 reset_scene()
 left = make_rig("Left", ARM)
