@@ -181,6 +181,13 @@ def test_esc_stops_a_long_chain_solve_half_way(window_session) -> None:
     assert stopped["changed"] == "", f"Esc left: {stopped['changed']}"
 
 
+def test_the_modal_bake_looks_in_often_while_reading_and_seldom_while_solving(window_session) -> None:
+    """Reading runs on the modal bake's timer, so it ticks every ms; while a chain solves in
+    its worker thread each tick takes the GIL from the solve, so it ticks every 20 ms."""
+    polls = {phase: seconds for phase, seconds in window_session.results["bake_polls"]}
+    assert polls.get("read") == 0.001 and polls.get("solve") == 0.02, window_session.results["bake_polls"]
+
+
 def test_join_lists_the_joined_chain_and_undo_and_redo_follow(window_session) -> None:
     """Ctrl+J lists the joined armature's chain on the rig; Ctrl+Z brings back both armatures
     and their chains exactly; Ctrl+Shift+Z lists the joined chain again."""

@@ -445,13 +445,14 @@ def watch_bake(press_esc_when, seconds: float = 60.0):
     pass), pressing Esc over the viewport once ``press_esc_when(phase, fraction)`` holds.
     Returns the (phase, fraction) steps seen and whether Esc was pressed."""
     runtime = submodule("runtime")
-    seen, pressed = [], False
+    seen, pressed, polls = [], False, set()
     for _ in range(int(seconds / 0.003)):
         progress = dict(runtime.bake_progress)
         if not progress:
             break
         if not seen or seen[-1] != (progress["phase"], progress["fraction"]):
             seen.append((progress["phase"], progress["fraction"]))
+            polls.add((progress["phase"], round(progress.get("poll_s", 0.0), 3)))
         if not pressed and press_esc_when(progress["phase"], progress["fraction"]):
             area = view3d_area()
             simulate("ESC", "PRESS", x=area.x + area.width // 2, y=area.y + area.height // 2)
@@ -459,6 +460,7 @@ def watch_bake(press_esc_when, seconds: float = 60.0):
             pressed = True
         yield 0.0
     yield 0.3
+    results.setdefault("bake_polls", []).extend(sorted(polls))
     return seen, pressed
 
 
