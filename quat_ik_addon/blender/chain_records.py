@@ -30,6 +30,7 @@ import uuid
 
 import bpy
 
+from ..solver.mirroring import mirror_name
 from . import runtime
 from .bone_renames import BONE_REFERENCES
 
@@ -221,7 +222,7 @@ def _adopt(ob, found: dict) -> list[str]:
             tip, length = listed.get(uid, (None, 0))
             if tip == pose_bone.name:
                 continue
-            mirrored = tip is not None and _mirror_name(tip) == pose_bone.name
+            mirrored = tip is not None and mirror_name(tip) == pose_bone.name
             if (tip is None and record.get("owner") == ob.name) or (tip is not None and pose_bone.name in tips):
                 # Its chain was removed here (not by our operator), or the copy landed on the tip
                 # of a chain that is listed already (Symmetrize again): the record is stale.
@@ -239,14 +240,16 @@ def _adopt(ob, found: dict) -> list[str]:
             arrivals.append((pose_bone.name, record, uid if tip is None else new_uid(), mirrored, how))
             listed.setdefault(uid, (pose_bone.name, length))
     # Chains are added only now: adding to a collection may move the items Python holds.
-    listed_now = [f"chain '{_list_from(ob, *arrival[:4])}' {arrival[4]}" for arrival in arrivals]
+    listed_now = [
+        f"chain '{_list_from(ob, tip, record, uid, mirrored)}' {how}" for tip, record, uid, mirrored, how in arrivals
+    ]
     return listed_now + done
 
 
 def _mirror_copied_limits(ob, tip: str, length: int) -> list[str]:
     """Mirror the joint limits Symmetrize copied unmirrored from the chain's bones to their
-    counterparts (as it mirrors a Limit Rotation constraint): a counterpart whose limits are
-    exactly its side's gets their mirror image; one set otherwise is left as it is."""
+    counterparts: a counterpart whose limits are exactly its side's gets their mirror image;
+    one set otherwise is left as it is."""
     from . import rig_reader
     from .errors import ChainError
     from .limit_conversion import settings_key, write_limit
@@ -258,7 +261,7 @@ def _mirror_copied_limits(ob, tip: str, length: int) -> list[str]:
         return []
     mirrored_bones = []
     for name in names:
-        other = ob.pose.bones.get(_mirror_name(name))
+        other = ob.pose.bones.get(mirror_name(name))
         source = ob.pose.bones[name]
         if other is None or other == source or settings_key(other.quat_ik) != settings_key(source.quat_ik):
             continue
@@ -267,12 +270,6 @@ def _mirror_copied_limits(ob, tip: str, length: int) -> list[str]:
             write_limit(other.quat_ik, limit)
             mirrored_bones.append(other.name)
     return [f"joint limits of {', '.join(mirrored_bones)} mirrored from their side"] if mirrored_bones else []
-
-
-def _mirror_name(name: str) -> str:
-    from ..solver.mirroring import mirror_name
-
-    return mirror_name(name)
 
 
 def _list_from(ob, tip: str, record, uid: str, mirrored: bool = False):
