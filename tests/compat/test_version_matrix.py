@@ -10,7 +10,8 @@ reload, disable), in every supported Blender.
 
 The session script is ``sessions/smoke.py``; it prints one ``ok``/``FAIL`` line per check.
 Four sessions of the main suite whose subject moved with Blender's APIs (bakes into actions
-with and without slots, bone renames and joins, shared actions) run again in bpy 4.2 and 4.5.
+with and without slots, bone renames and joins, shared actions) run again in bpy 4.2 and 4.5,
+and the joins in the 3.4 binary.
 """
 
 from __future__ import annotations
@@ -101,5 +102,20 @@ LTS_MODULES = [
 @pytest.mark.parametrize("python", LTS_MODULES)
 def test_sessions_in_lts_bpy_modules(python: Path, session: str, extension_zip: Path, tmp_path: Path) -> None:
     result = run_in_python(python, BLENDER_SESSIONS / session, tmp_path, workdir=tmp_path, install=extension_zip)
+    result.check()
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+# Sessions whose subject leans on data behaviour that changed since 3.4 (session_uid, pose bone
+# ID properties carried by Join, Separate and Symmetrize), in Debian's 3.4 binary too.
+IN_BLENDER34 = ("join_separate.py",)
+
+
+@pytest.mark.version_matrix
+@pytest.mark.blender_binary
+@pytest.mark.parametrize("session", IN_BLENDER34)
+def test_sessions_in_blender34_binary(session: str, extension_zip: Path, tmp_path: Path) -> None:
+    result = run_in_blender_binary(BLENDER_SESSIONS / session, tmp_path, workdir=tmp_path, addon_zip=extension_zip)
+    print(result.stdout)
     result.check()
     assert "Traceback" not in result.stdout + result.stderr
