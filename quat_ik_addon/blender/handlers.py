@@ -64,6 +64,8 @@ def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
         key = (ob.name_full, report.chain.name)
         if report.error:
             runtime.stats["failures"] += 1
+            if ob.data.name_full in runtime.records_pending:
+                continue  # Separate: its chains are sorted out once Edit Mode ends (``chain_records``)
             # Once per problem, whichever handler meets it first (a Per Frame chain is solved on
             # edits and on frame changes alike).
             runtime.report_once(key, f"'{ob.name}' not solved {reason}: {report.error}", report.error)

@@ -131,6 +131,12 @@ for bone in left.data.edit_bones:
     bone.select = bone.select_head = bone.select_tail = bone.name.endswith(".001") or bone.name == "Handle"
 bpy.ops.armature.separate()
 update()
+runtime = submodule("runtime")
+checks.check(
+    "no chain of the new armature is reported broken while its bones are sorted out",
+    not [entry for entry in runtime.reported if "Left.001" in str(entry)],
+    sorted(map(str, runtime.reported)),
+)
 bpy.ops.object.mode_set(mode="OBJECT")
 update()
 others = [ob for ob in bpy.data.objects if ob.type == "ARMATURE" and ob not in (left, other) and ob.users_collection]
