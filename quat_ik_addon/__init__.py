@@ -23,6 +23,7 @@ def _registered_classes() -> tuple:
     from .blender import (
         limits_panel,
         limits_properties,
+        news,
         operators_bake,
         operators_chain,
         operators_convert_ik,
@@ -56,6 +57,7 @@ def _registered_classes() -> tuple:
         *operators_windows.CLASSES,
         *operators_bake.CLASSES,
         *operators_jumps.CLASSES,
+        *news.CLASSES,
         *panels.CLASSES,
         *limits_panel.CLASSES,
     )

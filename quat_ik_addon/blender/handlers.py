@@ -24,7 +24,7 @@ import time
 import bpy
 from bpy.app.handlers import persistent
 
-from . import bone_renames, chain_records, compat, runtime
+from . import bone_renames, chain_records, compat, news, runtime
 
 LIVE_MODES = frozenset({"LIVE", "PER_FRAME"})
 FRAME_MODES = frozenset({"PER_FRAME"})
@@ -154,8 +154,7 @@ def _run_guarded(ob, what: str, function) -> None:
 def _follow_bone_edits(depsgraph) -> None:
     """Renamed bones, and chains whose tip bones were joined into or separated from an armature."""
     changes = bone_renames.follow(depsgraph)
-    for line in chain_records.reconcile(changes.added):
-        print(f"Quat IK chains: {line}")  # news, not a problem ("Quat IK: " lines are those)
+    news.tell(chain_records.reconcile(changes.added))
 
 
 @persistent
@@ -284,6 +283,7 @@ def unregister() -> None:
         _remove_ours(getattr(bpy.app.handlers, list_name), function)
     if bpy.app.timers.is_registered(run_resting):
         bpy.app.timers.unregister(run_resting)
+    news.stop()
     runtime.forget_all()
 
 

@@ -195,6 +195,7 @@ def test_join_lists_the_joined_chain_and_undo_and_redo_follow(window_session) ->
     assert join is not None, window_session.describe()
     assert join["returned"] == ["FINISHED"], join
     assert "OtherArm" not in join["before"] and "OtherArm" in join["joined"], join
+    assert join["news_reported"] == 1, "the joined chain was not reported in the window"
     assert "OtherArm" not in join["undone"] and join["other_back"], join
     assert join["left_after_undo"] == "", f"after Ctrl+Z: {join['left_after_undo']}"
     assert "OtherArm" in join["redone"], join

@@ -576,10 +576,14 @@ def join_undo_redo():
         bpy.ops.ed.undo_push(message="before join")
     yield 0.3
     before, listed = state(), chains()
+    stats = submodule("runtime").stats
+    reported_before = stats["news_reported"]
     with override():
         returned = bpy.ops.object.join("EXEC_DEFAULT", True)
-    yield 0.5
+    yield from wait_until(lambda: stats["news_reported"] > reported_before, 5.0)
+    yield 0.3
     record = {"returned": sorted(returned), "before": listed, "joined": chains()}
+    record["news_reported"] = stats["news_reported"] - reported_before  # the status bar's line
     with override():
         bpy.ops.ed.undo()
     yield 0.5
