@@ -36,8 +36,12 @@ def _report() -> None:
     if not runtime.news or not windows:
         runtime.news.clear()
         return
-    with bpy.context.temp_override(window=windows[0]):
-        bpy.ops.quat_ik.report_news()
+    try:
+        with bpy.context.temp_override(window=windows[0]):
+            bpy.ops.quat_ik.report_news()
+    except RuntimeError as error:  # no window to report in after all: the console has the lines
+        runtime.news.clear()
+        print(f"Quat IK: the status bar could not show what changed: {error}")
 
 
 class QUATIK_OT_report_news(bpy.types.Operator):
