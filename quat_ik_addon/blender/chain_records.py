@@ -154,10 +154,12 @@ def reconcile(added: dict) -> list[str]:
     records = {ob: _records(ob) for ob in objects}
     done = _drop_separated(changed, records)
     done += _tell_copies_apart(changed, objects, records)
+    # The settings as recorded before any chain is listed or changed here (which rewrites records).
+    recorded = {uid: places[0][1].get("settings", {}) for found in records.values() for uid, places in found.items()}
     for ob in changed:
         done += _adopt(ob, records[ob])
     for ob in objects:
-        done += _relink_joined(ob, changed)
+        done += _relink_joined(ob, changed, recorded)
     for ob in changed:
         for chain in ob.quat_ik.chains:
             write(chain)
@@ -313,18 +315,20 @@ def _joined_away(ob) -> bool:
     )
 
 
-def _relink_joined(ob, changed: dict) -> list[str]:
+def _relink_joined(ob, changed: dict, recorded: dict) -> list[str]:
     """Point the chain's bones of an armature joined away at the armature it was joined into:
-    the object pointer went with the joined object; the record still names it, and the bone
-    is among the bones just added to an armature (the chain's own first)."""
+    the object pointer went with the joined object; the record (as ``recorded`` before this
+    update's changes, by chain id) still names it, and the bone is among the bones just added
+    to an armature (the chain's own first)."""
     done = []
     for chain in ob.quat_ik.chains:
-        tip = ob.pose.bones.get(chain.tip_bone)
-        record = tip.get(RECORDS, {}).get(chain.uid) if tip is not None else None
-        if record is None:
-            continue
-        # A copy: pointing the chain elsewhere rewrites the record (and frees the one read).
-        settings = record.to_dict().get("settings", {})
+        settings = recorded.get(chain.uid)
+        if settings is None:  # a copy listed just now, under a new id: its record is the copy's
+            tip = ob.pose.bones.get(chain.tip_bone)
+            record = tip.get(RECORDS, {}).get(chain.uid) if tip is not None else None
+            if record is None:
+                continue
+            settings = record.to_dict().get("settings", {})  # a copy: re-pointing rewrites the record
         for object_attribute, bone_attribute in BONE_REFERENCES:
             was, bone = settings.get(object_attribute + "_name"), getattr(chain, bone_attribute)
             pointed = getattr(chain, object_attribute)

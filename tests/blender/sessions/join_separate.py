@@ -276,6 +276,23 @@ update()
 copies = {chain.name: (chain.tip_bone, chain.chain_length) for chain in rig.quat_ik.chains}
 checks.check("a copied tip bone gives a copy of its chain", copies == {"Arm": ("B2", 2), "Arm.001": ("B1", 2)}, copies)
 
+# ---- three armatures joined at once: a chain reaching for a bone of another joined one
+reset_scene()
+base = make_rig("Base", ARM)
+arm_rig = make_rig("ArmRig", [((0, 3, 1.5), (0.9, 3, 1.5)), ((0.9, 3, 1.5), (1.7, 3, 1.5))])
+controls = make_rig("Controls", [((1.2, 3.6, 1.9), (1.2, 3.6, 2.2))])
+controls.data.bones["B0"].name = "ik_hand"
+add_chain(arm_rig, "B1", 2, "Controls", target_bone="ik_hand", mode="MANUAL", chain_name="ArmIK")
+object_mode()
+join(base, arm_rig, controls)
+found = chains_of(base)
+reach = found.get("ArmIK")
+checks.check(
+    "three joined at once: the chain reaches for the other joined armature's bone on the joined one",
+    reach is not None and (reach.target_object, reach.target_bone) == (base, "ik_hand"),
+    reach and (reach.target_object, reach.target_bone),
+)
+
 # ---- two chains sharing a tip both come along with a Join
 reset_scene()
 left = make_rig("Left", ARM)
