@@ -18,8 +18,8 @@ notices), the records are read back:
   with its tip;
 * two armatures listing the same chain with their own tip bones (a duplicated object) give
   the younger copy a new id, so the two are told apart from then on;
-* a target (or pole, or orientation) bone of an armature joined into another is looked up
-  on that one, as Join points Blender's constraints at the joined armature.
+* a target (or pole, or orientation) bone that Join or Separate moved to another armature is
+  looked up on that one, as they point Blender's constraints there.
 
 Nothing runs while an armature is in Edit Mode: its pose bones are rebuilt when it leaves.
 """
@@ -159,7 +159,7 @@ def reconcile(added: dict) -> list[str]:
     for ob in changed:
         done += _adopt(ob, records[ob])
     for ob in objects:
-        done += _relink_joined(ob, changed, recorded)
+        done += _relink_moved_bones(ob, changed, recorded)
     for ob in changed:
         for chain in ob.quat_ik.chains:
             write(chain)
@@ -315,10 +315,12 @@ def _joined_away(ob) -> bool:
     )
 
 
-def _relink_joined(ob, changed: dict, recorded: dict) -> list[str]:
-    """Point the chain's bones of an armature joined away at the armature it was joined into:
-    the object pointer went with the joined object; the record (as ``recorded`` before this
-    update's changes, by chain id) still names it, and the bone is among the bones just added
+def _relink_moved_bones(ob, changed: dict, recorded: dict) -> list[str]:
+    """Point a chain's target, pole or orientation bone that an edit moved to another armature
+    at that armature, as Join and Separate point Blender's constraints: the bone's armature
+    was joined away (the pointer went with it, or only chains still hold it: the record, as
+    ``recorded`` before this update's changes by chain id, names it), or separated from it
+    (the pointed armature has the bone no more). The bone must be among the bones just added
     to an armature (the chain's own first)."""
     done = []
     for chain in ob.quat_ik.chains:
@@ -333,15 +335,19 @@ def _relink_joined(ob, changed: dict, recorded: dict) -> list[str]:
             was, bone = settings.get(object_attribute + "_name"), getattr(chain, bone_attribute)
             pointed = getattr(chain, object_attribute)
             freed = pointed is None and was not in (None, OWN) and was not in bpy.data.objects
-            if not (freed or _joined_away(pointed)):
+            separated = (
+                pointed is not None and pointed.type == "ARMATURE" and bool(bone) and bone not in pointed.data.bones
+            )
+            if not (freed or separated or _joined_away(pointed)):
                 continue
-            holders = [other for other in sorted(changed, key=lambda other: other != ob) if bone in changed[other]]
+            holders = [
+                other
+                for other in sorted(changed, key=lambda other: other != ob)
+                if other != pointed and bone in changed[other]
+            ]
             if bone and holders:
                 setattr(chain, object_attribute, holders[0])
-                done.append(
-                    f"chain '{chain.name}' of '{ob.name}': '{was}' was joined into '{holders[0].name}', "
-                    f"its bone '{bone}' is used there"
-                )
+                done.append(f"chain '{chain.name}' of '{ob.name}' reaches for '{bone}' on '{holders[0].name}' now")
     return done
 
 

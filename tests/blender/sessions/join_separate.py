@@ -152,6 +152,27 @@ if others:
         "the armature left behind keeps the other", sorted(chains_of(left)) == ["ArmL"], sorted(chains_of(left))
     )
 
+# ---- separate the target bone away: the chain reaches for it on the new armature
+reset_scene()
+rig = make_rig("Rig", ARM, extra_bones=[("Handle", (1.3, 0.6, 1.9), (1.3, 0.6, 2.2), None)])
+add_chain(rig, "B2", 3, "Rig", target_bone="Handle", mode="MANUAL", chain_name="Arm")
+object_mode()
+bpy.context.view_layer.objects.active = rig
+bpy.ops.object.mode_set(mode="EDIT")
+for bone in rig.data.edit_bones:
+    bone.select = bone.select_head = bone.select_tail = bone.name == "Handle"
+bpy.ops.armature.separate()
+update()
+bpy.ops.object.mode_set(mode="OBJECT")
+update()
+handles = [ob for ob in bpy.data.objects if ob.type == "ARMATURE" and ob != rig and ob.users_collection]
+arm = rig.quat_ik.chains[0]
+checks.check(
+    "a target bone separated away is reached for on the new armature",
+    len(handles) == 1 and (arm.target_object, arm.target_bone) == (handles[0], "Handle"),
+    (arm.target_object, arm.target_bone),
+)
+
 # ---- a chain removed (not by our operator) stays removed when bones change later
 reset_scene()
 left = make_rig("Left", ARM)
