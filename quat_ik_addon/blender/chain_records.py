@@ -88,9 +88,7 @@ def write(chain) -> None:
     if not chain.uid:
         chain.uid = new_uid()
     tip = ob.pose.bones.get(chain.tip_bone)
-    for pose_bone in ob.pose.bones:
-        if pose_bone != tip and chain.uid in pose_bone.get(RECORDS, ()):
-            _drop(pose_bone, chain.uid)
+    forget(ob, chain.uid, keep=tip)
     if tip is None:
         return
     record = {"owner": ob.name, "settings": _settings(chain, ob)}
@@ -108,10 +106,10 @@ def _drop(pose_bone, uid: str) -> None:
         del pose_bone[RECORDS]
 
 
-def forget(ob, uid: str) -> None:
-    """Remove the record of a chain the armature no longer lists."""
+def forget(ob, uid: str, keep=None) -> None:
+    """Remove the chain's record from every bone of the armature (but ``keep``, its tip)."""
     for pose_bone in ob.pose.bones:
-        if uid in pose_bone.get(RECORDS, ()):
+        if pose_bone != keep and uid in pose_bone.get(RECORDS, ()):
             _drop(pose_bone, uid)
 
 
@@ -138,11 +136,8 @@ def reconcile(added: dict) -> list[str]:
         runtime.records_pending.setdefault(armature.name_full, set()).update(names)
     if not runtime.records_pending:
         return []
-    # Objects in no collection are left over: an armature joined into another is freed only
-    # once nothing uses it, and a chain of its own that reaches for its bones uses it.
-    every = [ob for ob in bpy.data.objects if _local(ob) and ob.pose is not None]
-    objects = [ob for ob in every if ob.users_collection]
-    release_left_over()
+    # Objects in no collection are left over (joined away or deleted): ``release_left_over``.
+    objects = [ob for ob in bpy.data.objects if _local(ob) and ob.pose is not None and ob.users_collection]
     if any(ob.mode == "EDIT" or ob.data.is_editmode for ob in objects):
         return []  # pose bones are rebuilt on leaving Edit Mode: wait for that update
     changed = {

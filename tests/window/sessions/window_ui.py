@@ -80,9 +80,9 @@ def override():
     return bpy.context.temp_override(window=window(), area=area, region=region(area, "WINDOW"))
 
 
-def simulate(kind: str, value: str = "PRESS", *, x: int, y: int, ctrl: bool = False, shift: bool = False) -> None:
+def simulate(kind: str, value: str = "PRESS", *, x: int, y: int, ctrl: bool = False) -> None:
     """One input event, as if from the keyboard or mouse (needs --enable-event-simulate)."""
-    window().event_simulate(type=kind, value=value, x=x, y=y, ctrl=ctrl, shift=shift)
+    window().event_simulate(type=kind, value=value, x=x, y=y, ctrl=ctrl)
 
 
 def rest_the_mouse() -> None:
@@ -245,13 +245,12 @@ def screenshots(suffix: str = ""):
         shot(name + suffix)
 
 
-def press_ctrl_z(changed_from: dict, shift: bool = False):
-    """Ctrl+Z over the viewport (Ctrl+Shift+Z with ``shift``: redo)."""
+def press_ctrl_z(changed_from: dict):
     area = view3d_area()
     x, y = area.x + area.width // 3, area.y + area.height // 2
     simulate("MOUSEMOVE", "NOTHING", x=x, y=y)
-    simulate("Z", "PRESS", x=x, y=y, ctrl=True, shift=shift)
-    simulate("Z", "RELEASE", x=x, y=y, ctrl=True, shift=shift)
+    simulate("Z", "PRESS", x=x, y=y, ctrl=True)
+    simulate("Z", "RELEASE", x=x, y=y, ctrl=True)
     yield from wait_until(lambda: state() != changed_from, 10.0)
     yield 0.5  # and let the handlers settle
 
