@@ -24,7 +24,7 @@ BONE_REFERENCES = (
 )
 
 
-def _key(armature):
+def armature_key(armature):
     # session_uid survives renames of the armature itself (Blender 3.5+; the name before).
     return getattr(armature, "session_uid", None) or armature.name_full
 
@@ -62,7 +62,7 @@ def remember_all() -> None:
     """Remember every armature's bone names (after a file loads, after undo)."""
     runtime.bone_names.clear()
     for armature in bpy.data.armatures:
-        runtime.bone_names[_key(armature)] = _remembered(armature)
+        runtime.bone_names[armature_key(armature)] = _remembered(armature)
 
 
 class BoneChanges(NamedTuple):
@@ -77,20 +77,20 @@ def follow(depsgraph) -> BoneChanges:
     for evaluated in touched:
         armature = evaluated.original
         if armature.is_editmode:
-            runtime.bones_being_edited.add(_key(armature))
+            runtime.bones_being_edited.add(armature_key(armature))
             continue  # its bones are being rebuilt: compared once it leaves Edit Mode
         # Leaving Edit Mode counts as a change even with the same names: Symmetrize run again
         # copies the left side's bone data over the right side's.
-        edited = _key(armature) in runtime.bones_being_edited
-        runtime.bones_being_edited.discard(_key(armature))
+        edited = armature_key(armature) in runtime.bones_being_edited
+        runtime.bones_being_edited.discard(armature_key(armature))
         # Live writes poses, so an armature is in most updates: its bone names are compared in
         # one call, and the places read only when they differ (or the armature is new here:
         # the add-on was enabled since the file loaded).
-        before = runtime.bone_names.get(_key(armature))
+        before = runtime.bone_names.get(armature_key(armature))
         if before is not None and tuple(evaluated.bones.keys()) == before[0] and not edited:
             continue
         now = _remembered(evaluated)
-        runtime.bone_names[_key(armature)] = now
+        runtime.bone_names[armature_key(armature)] = now
         added[armature] = set(now[0]).difference(before[0] if before is not None else ())
         if before is not None:
             names = _renames(before[1], now[1])

@@ -13,7 +13,7 @@ notices), the records are read back:
   listed again from it (a record left by a chain this armature removed is dropped instead);
 * a record copied to another bone of the same armature lists a copy of the chain there,
   mirrored (``operators_mirror_chain.mirror_in_place``) where the bone is the tip's
-  counterpart (Symmetrize); a copy landing on the tip of a listed chain is dropped;
+  counterpart (Symmetrize; ``symmetrized_limits`` mirrors the limits it copied); a copy landing on the tip of a listed chain is dropped;
 * a chain whose tip bone left with Separate is dropped where the other armature lists it
   with its tip;
 * two armatures listing the same chain with their own tip bones (a duplicated object) give
@@ -211,12 +211,12 @@ def _tell_copies_apart(changed, objects, records) -> list[str]:
 def _adopt(ob, found: dict) -> list[str]:
     """List the chains whose records came with bones: joined from another armature, or copied
     inside this one (Symmetrize mirrors them, a bone duplicated copies them)."""
-    listed = {chain.uid: (chain.tip_bone, chain.chain_length) for chain in ob.quat_ik.chains if chain.uid}
-    tips = {tip for tip, _ in listed.values()}
-    arrivals, done = [], []
+    listed = {chain.uid: chain.tip_bone for chain in ob.quat_ik.chains if chain.uid}
+    tips = set(listed.values())
+    arrivals = []
     for uid, places in found.items():
         for pose_bone, record in places:
-            tip, length = listed.get(uid, (None, 0))
+            tip = listed.get(uid)
             if tip == pose_bone.name:
                 continue
             mirrored = tip is not None and mirror_name(tip) == pose_bone.name
@@ -224,49 +224,19 @@ def _adopt(ob, found: dict) -> list[str]:
                 # Its chain was removed here (not by our operator), or the copy landed on the tip
                 # of a chain that is listed already (Symmetrize again): the record is stale.
                 _drop(pose_bone, uid)
-                if mirrored:
-                    done += _mirror_copied_limits(ob, tip, length)
                 continue
             if tip is None:
                 how = f"came with the bones joined into '{ob.name}'"
             elif mirrored:
                 how = f"mirrors the chain on '{tip}' (Symmetrize)"
-                done += _mirror_copied_limits(ob, tip, length)
             else:
                 how = f"copies the chain on '{tip}' (its tip bone was copied)"
             arrivals.append((pose_bone.name, record, uid if tip is None else new_uid(), mirrored, how))
-            listed.setdefault(uid, (pose_bone.name, length))
+            listed.setdefault(uid, pose_bone.name)
     # Chains are added only now: adding to a collection may move the items Python holds.
-    listed_now = [
+    return [
         f"chain '{_list_from(ob, tip, record, uid, mirrored)}' {how}" for tip, record, uid, mirrored, how in arrivals
     ]
-    return listed_now + done
-
-
-def _mirror_copied_limits(ob, tip: str, length: int) -> list[str]:
-    """Mirror the joint limits Symmetrize copied unmirrored from the chain's bones to their
-    counterparts: a counterpart whose limits are exactly its side's gets their mirror image;
-    one set otherwise is left as it is."""
-    from . import rig_reader
-    from .errors import ChainError
-    from .limit_conversion import settings_key, write_limit
-    from .operators_limit_tools import mirrored_limit
-
-    try:
-        names = rig_reader.chain_bone_names(ob, tip, length)
-    except ChainError:
-        return []
-    mirrored_bones = []
-    for name in names:
-        other = ob.pose.bones.get(mirror_name(name))
-        source = ob.pose.bones[name]
-        if other is None or other == source or settings_key(other.quat_ik) != settings_key(source.quat_ik):
-            continue
-        limit, _problem = mirrored_limit(source, other.name)
-        if limit is not None:
-            write_limit(other.quat_ik, limit)
-            mirrored_bones.append(other.name)
-    return [f"joint limits of {', '.join(mirrored_bones)} mirrored from their side"] if mirrored_bones else []
 
 
 def _list_from(ob, tip: str, record, uid: str, mirrored: bool = False):

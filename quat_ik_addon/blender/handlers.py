@@ -24,7 +24,7 @@ import time
 import bpy
 from bpy.app.handlers import persistent
 
-from . import bone_renames, chain_records, compat, news, runtime
+from . import bone_renames, chain_records, compat, news, runtime, symmetrized_limits
 
 LIVE_MODES = frozenset({"LIVE", "PER_FRAME"})
 FRAME_MODES = frozenset({"PER_FRAME"})
@@ -152,9 +152,11 @@ def _run_guarded(ob, what: str, function) -> None:
 
 
 def _follow_bone_edits(depsgraph) -> None:
-    """Renamed bones, and chains whose tip bones were joined into or separated from an armature."""
+    """Renamed bones, joint limits copied to the other side, and chains whose tip bones were
+    joined into or separated from an armature."""
     changes = bone_renames.follow(depsgraph)
-    news.tell(chain_records.reconcile(changes.added))
+    mirrored = symmetrized_limits.follow(depsgraph)
+    news.tell(mirrored + chain_records.reconcile(changes.added))
 
 
 @persistent
@@ -234,6 +236,7 @@ def on_load_post(*_args) -> None:
     """Runs after a file loads. Forgets what was solved in the previous file; writes nothing but
     the records of chains saved before they had them (``chain_records``)."""
     runtime.forget_all()
+    runtime.limits_before_edit.clear()  # (undo keeps them: an undo inside Edit Mode stays in it)
     runtime.own_poses.clear()  # (undo keeps them: a bone still holding what was written checks itself)
     bone_renames.remember_all()
     _run_guarded(bpy.context.scene, "Recording chains", chain_records.write_all)
@@ -285,6 +288,7 @@ def unregister() -> None:
         bpy.app.timers.unregister(run_resting)
     news.stop()
     runtime.forget_all()
+    runtime.limits_before_edit.clear()
 
 
 def _remove_ours(handlers: list, function) -> None:

@@ -37,6 +37,7 @@ own_poses: dict = {}  # (armature object, bone) -> (own pose wxyz, written wxyz)
 bone_names: dict = {}  # armature data -> (bone names, {name: where it lies}) (``bone_renames``)
 bones_being_edited: set = set()  # armatures seen in Edit Mode, not yet out of it (``bone_renames``)
 news: list = []  # lines the handlers' own changes wait to report in the window (``news``)
+limits_before_edit: dict = {}  # armature -> {object: {bone: limit settings}} as it entered Edit Mode (``symmetrized_limits``)
 records_pending: dict = {}  # armature data name -> bones added, waiting for Edit Mode to end (``chain_records``)
 # Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
 # when Blender runs timers (not in the background); the benchmark sets True to measure what

@@ -199,3 +199,16 @@ def test_join_lists_the_joined_chain_and_undo_and_redo_follow(window_session) ->
     assert "OtherArm" not in join["undone"] and join["other_back"], join
     assert join["left_after_undo"] == "", f"after Ctrl+Z: {join['left_after_undo']}"
     assert "OtherArm" in join["redone"], join
+
+
+def test_symmetrize_in_the_ui_mirrors_the_joint_limits_it_copied(window_session) -> None:
+    """Tab, Symmetrize, Tab: the right bone gets the mirror image of the left bone's limits,
+    and the window reports it; Ctrl+Z goes back into Edit Mode, and Ctrl+Shift+Z, which
+    restores the step that left it (the copy unmirrored), ends with the mirror image again."""
+    record = window_session.results.get("symmetrize")
+    assert record is not None, window_session.describe()
+    assert record["symmetrized"]["upper.L"] == [-20.0, 45.0], record
+    assert record["symmetrized"]["upper.R"] == record["expected_right"] != [-20.0, 45.0], record
+    assert record["news_reported"] == 1, "the mirrored limits were not reported in the window"
+    assert record["undone_mode"] == "EDIT", record
+    assert record["redone"] == record["symmetrized"], record

@@ -283,6 +283,62 @@ bpy.ops.object.mode_set(mode="OBJECT")
 update()
 checks.check("limits set on the other side stay", limit_of("hand.R") == set_by_hand, limit_of("hand.R"))
 
+# ---- any bone's limits Symmetrize copies get their mirror image, not only a chain's
+reset_scene()
+sym = make_rig("Sym", [((0.2, 0, 1.5), (0.9, 0, 1.5)), ((0.9, 0, 1.5), (1.7, 0.3, 1.5))])
+sym.data.bones["B0"].name, sym.data.bones["B1"].name = "upper.L", "fore.L"
+fore, upper = sym.pose.bones["fore.L"].quat_ik, sym.pose.bones["upper.L"].quat_ik
+fore.joint_type, fore.hinge_axis, fore.use_hinge_range = "HINGE", "Z", True
+fore.hinge_min, fore.hinge_max = math.radians(-5.0), math.radians(140.0)
+upper.joint_type, upper.use_twist_range = "BALL", True
+upper.twist_min, upper.twist_max = math.radians(-20.0), math.radians(45.0)
+symmetrize(sym)
+
+
+def mirror_image(bone: str):
+    mirrored, problem = submodule("operators_limit_tools").mirrored_limit(sym.pose.bones[bone], bone[:-1] + "R")
+    return mirrored if mirrored is not None else problem
+
+
+for bone in ("fore.L", "upper.L"):
+    other = bone[:-1] + "R"
+    checks.check(f"(the mirror image of {bone}'s limits differs)", mirror_image(bone) != limit_of(bone))
+    checks.check(f"Symmetrize gives {other} the mirror image of {bone}'s limits", limit_of(other) == mirror_image(bone))
+twist = tuple(round(angle, 3) for angle in limit_of("upper.L").twist_deg)
+checks.check("... and leaves the side it copied from as it was", twist == (-20.0, 45.0), twist)
+
+# Limits alike on both sides before Edit Mode (set so by hand) stay alike: no copy happened.
+submodule("limit_conversion").copy_limits(sym.pose.bones["upper.L"].quat_ik, sym.pose.bones["upper.R"].quat_ik)
+alike = limit_of("upper.R")
+bpy.context.view_layer.objects.active = sym
+bpy.ops.object.mode_set(mode="EDIT")
+bpy.ops.object.mode_set(mode="OBJECT")
+update()
+checks.check("limits already alike before Edit Mode stay", limit_of("upper.R") == alike == limit_of("upper.L"))
+
+# A bone duplicated in Edit Mode and renamed to the other side gets the mirror image too.
+bpy.ops.object.mode_set(mode="EDIT")
+for bone in sym.data.edit_bones:
+    bone.select = bone.select_head = bone.select_tail = bone.name == "fore.R"
+sym.data.edit_bones.active = sym.data.edit_bones["fore.R"]
+bpy.ops.armature.delete()
+for bone in sym.data.edit_bones:
+    bone.select = bone.select_head = bone.select_tail = bone.name == "fore.L"
+sym.data.edit_bones["upper.L"].select_tail = True  # a connected bone's head is its parent's tail
+sym.data.edit_bones.active = sym.data.edit_bones["fore.L"]
+bpy.ops.armature.duplicate()
+copy = sym.data.edit_bones.active
+copy.name = "fore.R"
+copy.head, copy.tail = (-0.9, 0.0, 1.5), (-1.7, 0.3, 1.5)
+copy.parent = sym.data.edit_bones["upper.R"]
+bpy.ops.object.mode_set(mode="OBJECT")
+update()
+checks.check(
+    "a bone duplicated to the other side gets the mirror image of its limits",
+    limit_of("fore.R") == mirror_image("fore.L"),
+    (limit_of("fore.R"), mirror_image("fore.L")),
+)
+
 # ---- a tip bone copied (as Duplicate copies a pose bone's properties) copies its chain
 reset_scene()
 rig = make_rig("Rig", ARM)

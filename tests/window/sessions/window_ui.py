@@ -544,6 +544,54 @@ def stop_a_long_solve():
     print(f"stop long solve: {results['stop_long_solve']}", flush=True)
 
 
+def symmetrize_limits():
+    """Tab, Symmetrize, Tab, as a user runs them: the joint limits Symmetrize copied to the
+    right side get their mirror image (reported in the window); then Ctrl+Z and Ctrl+Shift+Z."""
+    from tests.blender.sessions.common import make_rig
+
+    def twists() -> dict:
+        limits = submodule("limit_conversion")
+        return {
+            bone.name: [round(angle, 3) for angle in limits.spec_limit(bone.quat_ik).twist_deg]
+            for bone in bpy.data.objects["SymRig"].pose.bones
+        }
+
+    with override():
+        bpy.ops.object.mode_set(mode="OBJECT")
+    rig = make_rig("SymRig", [((0.2, -2.0, 1.5), (0.9, -2.0, 1.7))])
+    rig.data.bones["B0"].name = "upper.L"
+    limits = rig.pose.bones["upper.L"].quat_ik
+    limits.joint_type, limits.use_twist_range = "BALL", True
+    limits.twist_min, limits.twist_max = math.radians(-20.0), math.radians(45.0)
+    stats = submodule("runtime").stats
+    reported_before = stats["news_reported"]
+    with override():
+        bpy.ops.object.mode_set("EXEC_DEFAULT", True, mode="OBJECT")
+        bpy.ops.object.mode_set("EXEC_DEFAULT", True, mode="EDIT")
+    yield 0.3
+    for bone in rig.data.edit_bones:
+        bone.select = bone.select_head = bone.select_tail = True
+    with override():
+        bpy.ops.armature.symmetrize("EXEC_DEFAULT", True)
+    yield 0.3
+    with override():
+        bpy.ops.object.mode_set("EXEC_DEFAULT", True, mode="OBJECT")
+    yield from wait_until(lambda: stats["news_reported"] > reported_before, 5.0)
+    mirrored, _problem = submodule("operators_limit_tools").mirrored_limit(rig.pose.bones["upper.L"], "upper.R")
+    record = {"expected_right": [round(angle, 3) for angle in mirrored.twist_deg], "symmetrized": twists()}
+    record["news_reported"] = stats["news_reported"] - reported_before
+    with override():
+        bpy.ops.ed.undo()
+    yield 0.5
+    record["undone_mode"] = bpy.data.objects["SymRig"].mode
+    with override():
+        bpy.ops.ed.redo()
+    yield 0.5
+    record["redone"] = twists() if bpy.data.objects["SymRig"].mode != "EDIT" else "edit mode"
+    results["symmetrize"] = record
+    print(f"symmetrize: {record}", flush=True)
+
+
 def join_undo_redo():
     """Join a second armature with a chain into the rig (Ctrl+J), then undo and redo (as
     Ctrl+Z and Ctrl+Shift+Z run them): the joined chain is listed after the join, gone with the undo (both
@@ -618,6 +666,7 @@ def session():
     yield from rotate_tool_locks()
     yield from cancel_bake_while_solving()
     yield from stop_a_long_solve()
+    yield from symmetrize_limits()
     yield from join_undo_redo()
 
 
