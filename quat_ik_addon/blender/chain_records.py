@@ -26,6 +26,7 @@ Nothing runs while an armature is in Edit Mode: its pose bones are rebuilt when 
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import bpy
@@ -149,8 +150,8 @@ def reconcile(added: dict) -> list[str]:
     records = {ob: _records(ob) for ob in objects}
     done = _drop_separated(changed, records)
     done += _tell_copies_apart(changed, objects, records)
-    # The settings as recorded before any chain is listed or changed here (which rewrites records).
-    recorded = {uid: places[0][1].get("settings", {}) for found in records.values() for uid, places in found.items()}
+    # The records as they were before any chain is listed or changed here (which rewrites them).
+    recorded = {uid: places[0][1] for found in records.values() for uid, places in found.items()}
     for ob in changed:
         done += _adopt(ob, records[ob])
     for ob in objects:
@@ -286,34 +287,63 @@ def _relink_moved_bones(ob, changed: dict, recorded: dict) -> list[str]:
     was joined away (the pointer went with it, or only chains still hold it: the record, as
     ``recorded`` before this update's changes by chain id, names it), or separated from it
     (the pointed armature has the bone no more). The bone must be among the bones just added
-    to an armature (the chain's own first)."""
+    to an armature (the chain's own first), under its name or the one Join gave it."""
     done = []
     for chain in ob.quat_ik.chains:
-        settings = recorded.get(chain.uid)
-        if settings is None:  # a copy listed just now, under a new id: its record is the copy's
+        record = recorded.get(chain.uid)
+        if record is None:  # a copy listed just now, under a new id: its record is the copy's
             tip = ob.pose.bones.get(chain.tip_bone)
             record = tip.get(RECORDS, {}).get(chain.uid) if tip is not None else None
             if record is None:
                 continue
-            settings = record.to_dict().get("settings", {})  # a copy: re-pointing rewrites the record
+            record = record.to_dict()  # a copy: re-pointing rewrites the record
+        settings = record.get("settings", {})
+        # A chain joined in from another armature reached for that one's bones as its own.
+        former_owner = bpy.data.objects.get(record.get("owner", "")) if record.get("owner") != ob.name else None
         for object_attribute, bone_attribute in BONE_REFERENCES:
             was, bone = settings.get(object_attribute + "_name"), getattr(chain, bone_attribute)
             pointed = getattr(chain, object_attribute)
+            if was == OWN and _joined_away(former_owner) and pointed == ob and bone:
+                name = _name_there(bone, former_owner, ob, changed.get(ob, set()))
+                if name is not None and name != bone:
+                    setattr(chain, bone_attribute, name)
+                    done.append(f"chain '{chain.name}' of '{ob.name}' reaches for '{name}' now (Join renamed '{bone}')")
+                continue
             freed = pointed is None and was not in (None, OWN) and was not in bpy.data.objects
             separated = (
                 pointed is not None and pointed.type == "ARMATURE" and bool(bone) and bone not in pointed.data.bones
             )
             if not (freed or separated or _joined_away(pointed)):
                 continue
-            holders = [
-                other
-                for other in sorted(changed, key=lambda other: other != ob)
-                if other != pointed and bone in changed[other]
-            ]
-            if bone and holders:
-                setattr(chain, object_attribute, holders[0])
-                done.append(f"chain '{chain.name}' of '{ob.name}' reaches for '{bone}' on '{holders[0].name}' now")
+            if not bone:
+                continue
+            for holder in sorted(changed, key=lambda other: other != ob):
+                name = _name_there(bone, pointed, holder, changed[holder]) if holder != pointed else None
+                if name is not None:
+                    setattr(chain, object_attribute, holder)
+                    setattr(chain, bone_attribute, name)
+                    done.append(f"chain '{chain.name}' of '{ob.name}' reaches for '{name}' on '{holder.name}' now")
+                    break
     return done
+
+
+def _name_there(bone: str, pointed, holder, added: set) -> str | None:
+    """The name bone ``bone`` (of armature ``pointed``, None if freed) has among the bones
+    ``added`` to ``holder``: its own, or the numbered one Join gave it where the name was taken
+    (``Handle`` → ``Handle.001``), lying where the bone lay on ``pointed``."""
+    if bone in added:
+        return bone
+    if pointed is None or pointed.type != "ARMATURE" or bone not in pointed.data.bones:
+        return None  # (a bone deleted before the Join is not looked for under another name)
+    numbered = re.compile(re.escape(bone) + r"\.\d{3,}")
+    head = holder.matrix_world.inverted() @ pointed.matrix_world @ pointed.data.bones[bone].head_local
+    candidates = [
+        name
+        for name in added
+        if numbered.fullmatch(name)
+        and (holder.data.bones[name].head_local - head).length <= 1e-5 * max(1.0, head.length)
+    ]
+    return candidates[0] if len(candidates) == 1 else None
 
 
 def release_left_over() -> None:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import bpy
+from mathutils import Vector
 
 from tests.blender.sessions.common import Checks, add_chain, effector_world, empty, make_rig, reset_scene, submodule
 
@@ -150,6 +151,40 @@ if others:
     )
     checks.check(
         "the armature left behind keeps the other", sorted(chains_of(left)) == ["ArmL"], sorted(chains_of(left))
+    )
+
+# ---- a target bone whose name Join had to change is followed under its new name
+reset_scene()
+left = make_rig("Left", ARM, extra_bones=[("Handle", (1.3, 0.6, 1.9), (1.3, 0.6, 2.2), None)])
+object_mode()
+right = make_rig(
+    "Right",
+    [((0, 2, 1.5), (0.9, 2, 1.5)), ((0.9, 2, 1.5), (1.7, 2, 1.5))],
+    extra_bones=[
+        ("Handle", (1.3, 2.6, 1.9), (1.3, 2.6, 2.2), None),
+        ("Handle.001", (0.5, 2.6, 1.9), (0.5, 2.6, 2.2), None),  # Join renames both
+    ],
+)
+add_chain(right, "B1", 2, "Right", target_bone="Handle", mode="MANUAL", chain_name="ArmR")
+object_mode()
+right.location = (0.0, 0.5, 0.2)  # Join moves the bones into the joined armature's space
+other = make_rig("Other", [((0, -2, 1.5), (0.9, -2, 1.5)), ((0.9, -2, 1.5), (1.7, -2, 1.5))])
+add_chain(other, "B1", 2, "Right", target_bone="Handle", mode="MANUAL", chain_name="Reacher")
+object_mode()
+join(left, right)
+renamed = [
+    bone.name
+    for bone in left.data.bones
+    if (left.matrix_world @ bone.head_local - Vector((1.3, 3.1, 2.1))).length < 1e-4 and bone.name != "Handle"
+]
+checks.check("(Join renamed the joined handle)", len(renamed) == 1 and renamed[0].startswith("Handle."), renamed)
+joined, reacher = chains_of(left).get("ArmR"), other.quat_ik.chains[0]
+for label, chain in (("the joined chain", joined), ("another rig's chain", reacher)):
+    reaches_for = (chain.target_object, chain.target_bone) if chain is not None else None
+    checks.check(
+        f"{label} reaches for the handle under the name Join gave it",
+        reaches_for == (left, renamed[0] if renamed else None),
+        reaches_for,
     )
 
 # ---- separate the target bone away: the chain reaches for it on the new armature
