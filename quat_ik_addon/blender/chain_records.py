@@ -346,22 +346,51 @@ def _name_there(bone: str, pointed, holder, added: set) -> str | None:
     return candidates[0] if len(candidates) == 1 else None
 
 
-def release_left_over() -> None:
-    """Let go of armatures in no collection that nothing but their own chains use (joined into
-    another, or deleted while a chain reached for one of its bones): unreferenced, they are
-    not saved, where they stayed in the file for ever."""
+def release_left_over(delete: bool = True) -> None:
+    """Let go of objects in no collection that nothing but chains uses: deleted (a target empty,
+    an armature a chain reached for a bone of) or joined into another armature. Held by a
+    chain's pointer (and a record's), Blender keeps them where it deletes an object only
+    Blender constraints reach for (clearing the constraints' targets), and they would be saved
+    for ever. So the chains let go (each reports its target missing) and, with ``delete``,
+    the object is deleted as Blender would have: its name is free again and no constraint
+    reaches for it. Waits while records wait for Edit Mode to end (Join's re-pointing reads
+    where chains pointed)."""
+    if runtime.records_pending:
+        return
+    held: dict = {}  # object -> [(chain, pointer attribute)]
     for ob in bpy.data.objects:
-        if ob.users_collection or not _local(ob):
+        if not _local(ob):
             continue
-        own = [
-            (chain, attribute)
-            for chain in ob.quat_ik.chains
-            for attribute, _ in BONE_REFERENCES
-            if getattr(chain, attribute) == ob
-        ]
-        if own and not ob.use_fake_user and ob.users == len(own):
-            for chain, attribute in own:
-                setattr(chain, attribute, None)
+        for chain in ob.quat_ik.chains:
+            for attribute, _ in BONE_REFERENCES:
+                pointed = getattr(chain, attribute)
+                if pointed is not None and not pointed.users_collection:
+                    held.setdefault(pointed, []).append((chain, attribute))
+    deleted = [
+        pointed
+        for pointed, holders in held.items()
+        if pointed.library is None
+        and not pointed.use_fake_user
+        and pointed.users == len(holders) + _in_records(pointed)
+    ]
+    for pointed in deleted:
+        for chain, attribute in held[pointed]:
+            setattr(chain, attribute, None)  # (its record is rewritten without it)
+        if delete and pointed.users == 0:
+            bpy.data.objects.remove(pointed)
+
+
+def _in_records(ob) -> int:
+    """How many chain records hold ``ob`` (objects other than armatures; see ``_settings``)."""
+    if ob.type == "ARMATURE":
+        return 0
+    count = 0
+    for armature in bpy.data.objects:
+        if _local(armature) and armature.pose is not None:
+            for pose_bone in armature.pose.bones:
+                for record in pose_bone.get(RECORDS, {}).values():
+                    count += sum(1 for value in record.get("settings", {}).values() if value == ob)
+    return count
 
 
 def read_again() -> None:

@@ -173,6 +173,10 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     if runtime.solving_suspended() or depsgraph is None:
         return
     _run_guarded(scene, "Following bone edits", lambda: _follow_bone_edits(depsgraph))
+    # Deleting an object updates its collections (3.4: only the scene, where it was in the
+    # scene's own collection); a drag updates objects alone.
+    if depsgraph.id_type_updated("COLLECTION") or depsgraph.id_type_updated("SCENE"):
+        _run_guarded(scene, "Releasing deleted objects", chain_records.release_left_over)
     armatures = _armatures(scene, LIVE_MODES)
     with _visibility_snapshot(armatures):
         for ob, chains in armatures:
@@ -257,9 +261,10 @@ def on_undo_redo_post(*_args) -> None:
 
 @persistent
 def on_save_pre(*_args) -> None:
-    """Runs before a file saves: armatures deleted or joined away, held only by their own chains,
-    are let go so they are not saved (``chain_records.release_left_over``)."""
-    _run_guarded(bpy.context.scene, "Releasing deleted armatures", chain_records.release_left_over)
+    """Runs before a file saves: objects deleted or joined away, held only by chains,
+    are let go so they are not saved (``chain_records.release_left_over``; not deleted here, while
+    Blender writes the file)."""
+    _run_guarded(bpy.context.scene, "Releasing deleted objects", lambda: chain_records.release_left_over(delete=False))
 
 
 _HANDLERS = (

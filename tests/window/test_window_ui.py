@@ -212,3 +212,15 @@ def test_symmetrize_in_the_ui_mirrors_the_joint_limits_it_copied(window_session)
     assert record["news_reported"] == 1, "the mirrored limits were not reported in the window"
     assert record["undone_mode"] == "EDIT", record
     assert record["redone"] == record["symmetrized"], record
+
+
+def test_deleting_a_target_lets_it_go_and_undo_brings_it_back(window_session) -> None:
+    """X on a chain's target empty: the chain's target is cleared (nothing else held it, so it
+    is not saved), as a Blender constraint's is; Ctrl+Z restores it, Ctrl+Shift+Z deletes again."""
+    record = window_session.results.get("delete_target")
+    assert record is not None, window_session.describe()
+    print(record)
+    assert record["before"] == ["Doomed", True] and record["returned"] == ["FINISHED"], record
+    assert record["deleted"] == [None, None] and record["users_after_delete"] in (0, None), record
+    assert record["undone"] == ["Doomed", True], record
+    assert record["redone"] == [None, None], record

@@ -102,6 +102,18 @@ expect_error("solve, target deleted", bpy.ops.quat_ik.solve, "no target")
 expect_error("bake, target deleted", bpy.ops.quat_ik.bake, "no target", frame_start=1, frame_end=5)
 target = empty("Target", (1.0, 0.5, 2.0))
 chain.target_object = target
+# Deleted as a user deletes it (X): the chain lets it go, as a Blender constraint does.
+bpy.ops.object.mode_set(mode="OBJECT")
+for other in bpy.data.objects:
+    other.select_set(other == target)
+bpy.ops.object.delete()
+bpy.context.view_layer.update()
+checks.check("a target deleted with X is let go", chain.target_object is None, chain.target_object)
+checks.check("... and deleted, as Blender deletes it", "Target" not in bpy.data.objects, list(bpy.data.objects.keys()))
+pose_mode(ob, "B2")
+expect_error("solve, target deleted with X", bpy.ops.quat_ik.solve, "no target")
+target = empty("Target", (1.0, 0.5, 2.0))
+chain.target_object = target
 expect_error("bake, unknown chain name", bpy.ops.quat_ik.bake, "no chain 'Leg'", chain_name="Leg")
 expect_error("bake, unknown armature", bpy.ops.quat_ik.bake, "armature 'Nobody' not found", armature="Nobody")
 expect_error("bake, empty frame range", bpy.ops.quat_ik.bake, "is empty", frame_start=10, frame_end=5)

@@ -592,6 +592,45 @@ def symmetrize_limits():
     print(f"symmetrize: {record}", flush=True)
 
 
+def delete_target_undo():
+    """Delete a chain's target empty (X, as the Delete operator runs): the chain lets it go, as a
+    Blender constraint does, so it is not kept for ever; Ctrl+Z brings both back, Ctrl+Shift+Z
+    deletes it again. Uses the rig ``symmetrize_limits`` made."""
+    rig = bpy.data.objects["SymRig"]
+    doomed = bpy.data.objects.new("Doomed", None)
+    bpy.context.scene.collection.objects.link(doomed)
+    chain = rig.quat_ik.chains.add()
+    chain.name, chain.tip_bone, chain.chain_length, chain.target_object = "SymArm", "upper.L", 1, doomed
+    with override():
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.ops.ed.undo_push(message="before delete")
+    yield 0.3
+
+    def target() -> list:
+        chain = bpy.data.objects["SymRig"].quat_ik.chains["SymArm"]
+        held = chain.target_object
+        return [held.name if held else None, held.users_collection != () if held else None]
+
+    record = {"before": target()}
+    for ob in bpy.data.objects:
+        ob.select_set(ob.name == "Doomed")
+    with override():
+        record["returned"] = sorted(bpy.ops.object.delete("EXEC_DEFAULT", True))
+    yield 0.3
+    record["deleted"] = target()
+    record["users_after_delete"] = bpy.data.objects["Doomed"].users if "Doomed" in bpy.data.objects else None
+    with override():
+        bpy.ops.ed.undo()
+    yield 0.5
+    record["undone"] = target()
+    with override():
+        bpy.ops.ed.redo()
+    yield 0.5
+    record["redone"] = target()
+    results["delete_target"] = record
+    print(f"delete target: {record}", flush=True)
+
+
 def join_undo_redo():
     """Join a second armature with a chain into the rig (Ctrl+J), then undo and redo (as
     Ctrl+Z and Ctrl+Shift+Z run them): the joined chain is listed after the join, gone with the undo (both
@@ -667,6 +706,7 @@ def session():
     yield from cancel_bake_while_solving()
     yield from stop_a_long_solve()
     yield from symmetrize_limits()
+    yield from delete_target_undo()
     yield from join_undo_redo()
 
 
