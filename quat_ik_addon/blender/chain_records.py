@@ -364,12 +364,18 @@ def release_left_over(delete: bool = True) -> None:
         for chain in ob.quat_ik.chains:
             for attribute, _ in BONE_REFERENCES:
                 pointed = getattr(chain, attribute)
-                if pointed is not None and not pointed.users_collection:
+                if pointed is None:
+                    continue
+                if pointed.users_collection:
+                    runtime.seen_in_collections.add(_identity(pointed))
+                else:
                     held.setdefault(pointed, []).append((chain, attribute))
     deleted = [
         pointed
         for pointed, holders in held.items()
-        if pointed.library is None
+        # An object never seen in a collection may be a script's, still to be linked.
+        if _identity(pointed) in runtime.seen_in_collections
+        and pointed.library is None
         and not pointed.use_fake_user
         and pointed.users == len(holders) + _in_records(pointed)
     ]
@@ -378,6 +384,11 @@ def release_left_over(delete: bool = True) -> None:
             setattr(chain, attribute, None)  # (its record is rewritten without it)
         if delete and pointed.users == 0:
             bpy.data.objects.remove(pointed)
+
+
+def _identity(ob):
+    # session_uid survives renames and undo (Blender 3.5+; the name before).
+    return getattr(ob, "session_uid", None) or ob.name_full
 
 
 def _in_records(ob) -> int:

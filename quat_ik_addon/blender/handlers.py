@@ -241,6 +241,7 @@ def on_load_post(*_args) -> None:
     the records of chains saved before they had them (``chain_records``)."""
     runtime.forget_all()
     runtime.limits_before_edit.clear()  # (undo keeps them: an undo inside Edit Mode stays in it)
+    runtime.seen_in_collections.clear()
     runtime.own_poses.clear()  # (undo keeps them: a bone still holding what was written checks itself)
     bone_renames.remember_all()
     _run_guarded(bpy.context.scene, "Recording chains", chain_records.write_all)

@@ -38,6 +38,7 @@ bone_names: dict = {}  # armature data -> (bone names, {name: where it lies}) (`
 bones_being_edited: set = set()  # armatures seen in Edit Mode, not yet out of it (``bone_renames``)
 news: list = []  # lines the handlers' own changes wait to report in the window (``news``)
 limits_before_edit: dict = {}  # armature -> {object: {bone: limit settings}} as it entered Edit Mode (``symmetrized_limits``)
+seen_in_collections: set = set()  # objects chains point at, once seen in a collection (``chain_records``)
 records_pending: dict = {}  # armature data name -> bones added, waiting for Edit Mode to end (``chain_records``)
 # Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
 # when Blender runs timers (not in the background); the benchmark sets True to measure what

@@ -112,8 +112,17 @@ checks.check("a target deleted with X is let go", chain.target_object is None, c
 checks.check("... and deleted, as Blender deletes it", "Target" not in bpy.data.objects, list(bpy.data.objects.keys()))
 pose_mode(ob, "B2")
 expect_error("solve, target deleted with X", bpy.ops.quat_ik.solve, "no target")
-target = empty("Target", (1.0, 0.5, 2.0))
+# A target a script made and has not linked yet is not taken for deleted.
+target = bpy.data.objects.new("Target", None)
 chain.target_object = target
+scene.frame_end += 1  # (a scene update: what deleting an object makes)
+bpy.context.view_layer.update()
+checks.check(
+    "a target no collection held yet is kept", "Target" in bpy.data.objects and chain.target_object == target
+)
+scene.frame_end -= 1
+scene.collection.objects.link(target)
+target.location = (1.0, 0.5, 2.0)
 expect_error("bake, unknown chain name", bpy.ops.quat_ik.bake, "no chain 'Leg'", chain_name="Leg")
 expect_error("bake, unknown armature", bpy.ops.quat_ik.bake, "armature 'Nobody' not found", armature="Nobody")
 expect_error("bake, empty frame range", bpy.ops.quat_ik.bake, "is empty", frame_start=10, frame_end=5)
