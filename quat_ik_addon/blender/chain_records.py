@@ -159,8 +159,7 @@ def reconcile(added: dict) -> list[str]:
     for ob in changed:
         for chain in ob.quat_ik.chains:
             write(chain)
-    release_left_over()  # the chains pointing at an armature joined away point elsewhere now
-    return done
+    return done + release_left_over()  # (chains reaching for an armature joined away point elsewhere now)
 
 
 def _listed_with_tip(ob, uid: str):
@@ -346,7 +345,7 @@ def _name_there(bone: str, pointed, holder, added: set) -> str | None:
     return candidates[0] if len(candidates) == 1 else None
 
 
-def release_left_over(delete: bool = True) -> None:
+def release_left_over(delete: bool = True) -> list[str]:
     """Let go of objects in no collection that nothing but chains uses: deleted (a target empty,
     an armature a chain reached for a bone of) or joined into another armature. Held by a
     chain's pointer (and a record's), Blender keeps them where it deletes an object only
@@ -354,9 +353,9 @@ def release_left_over(delete: bool = True) -> None:
     for ever. So the chains let go (each reports its target missing) and, with ``delete``,
     the object is deleted as Blender would have: its name is free again and no constraint
     reaches for it. Waits while records wait for Edit Mode to end (Join's re-pointing reads
-    where chains pointed)."""
+    where chains pointed). Returns what it did, one line each."""
     if runtime.records_pending:
-        return
+        return []
     held: dict = {}  # object -> [(chain, pointer attribute)]
     for ob in bpy.data.objects:
         if not _local(ob):
@@ -379,11 +378,16 @@ def release_left_over(delete: bool = True) -> None:
         and not pointed.use_fake_user
         and pointed.users == len(holders) + _in_records(pointed)
     ]
+    done = []
     for pointed in deleted:
+        name, own = pointed.name, pointed.type == "ARMATURE"
         for chain, attribute in held[pointed]:
+            if not own or chain.id_data != pointed:  # (an armature's own chains go with it)
+                done.append(f"chain '{chain.name}' of '{chain.id_data.name}' lost '{name}' (deleted)")
             setattr(chain, attribute, None)  # (its record is rewritten without it)
         if delete and pointed.users == 0:
             bpy.data.objects.remove(pointed)
+    return done
 
 
 def _identity(ob):

@@ -176,7 +176,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     # Deleting an object updates its collections (3.4: only the scene, where it was in the
     # scene's own collection); a drag updates objects alone.
     if depsgraph.id_type_updated("COLLECTION") or depsgraph.id_type_updated("SCENE"):
-        _run_guarded(scene, "Releasing deleted objects", chain_records.release_left_over)
+        _run_guarded(scene, "Releasing deleted objects", lambda: news.tell(chain_records.release_left_over()))
     armatures = _armatures(scene, LIVE_MODES)
     with _visibility_snapshot(armatures):
         for ob, chains in armatures:

@@ -1,6 +1,7 @@
 """Debian's Blender 3.4 in a real window (xvfb): the Quat IK sidebar draws, the limits editor
 draws for a ball joint with a polygon window and for a hinge, the limit overlay draws (once it
-exists), Ctrl+Z undoes adding a chain, editing a limit and baking, and a Join keeps the joined
+exists), Ctrl+Z undoes adding a chain, editing a limit and baking, Symmetrize's limit copies are
+mirrored and a deleted target let go (both through undo and redo), and a Join keeps the joined
 armature's chain through undo and redo.
 
 Everything comes from one window session (``conftest.window_session``). Pixels are compared
@@ -219,8 +220,8 @@ def test_deleting_a_target_lets_it_go_and_undo_brings_it_back(window_session) ->
     is not saved), as a Blender constraint's is; Ctrl+Z restores it, Ctrl+Shift+Z deletes again."""
     record = window_session.results.get("delete_target")
     assert record is not None, window_session.describe()
-    print(record)
     assert record["before"] == ["Doomed", True] and record["returned"] == ["FINISHED"], record
     assert record["deleted"] == [None, None] and record["users_after_delete"] in (0, None), record
+    assert record["news_reported"] == 1, "the chain's loss was not reported in the window"
     assert record["undone"] == ["Doomed", True], record
     assert record["redone"] == [None, None], record

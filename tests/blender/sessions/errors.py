@@ -117,9 +117,7 @@ target = bpy.data.objects.new("Target", None)
 chain.target_object = target
 scene.frame_end += 1  # (a scene update: what deleting an object makes)
 bpy.context.view_layer.update()
-checks.check(
-    "a target no collection held yet is kept", "Target" in bpy.data.objects and chain.target_object == target
-)
+checks.check("a target no collection held yet is kept", "Target" in bpy.data.objects and chain.target_object == target)
 scene.frame_end -= 1
 scene.collection.objects.link(target)
 target.location = (1.0, 0.5, 2.0)

@@ -20,8 +20,11 @@ events and redraws):
    operator and after Ctrl+Z.
 5. Blender's rotate tool on a bone with locked quaternion and axis-angle channels (4D and
    not): where it leaves the rotation is what the add-on's locks allow there.
-6. (Last, after the bakes cancelled with Esc) Join an armature with a chain into the rig,
-   Ctrl+Z and Ctrl+Shift+Z: the joined chain comes, goes and comes back.
+6. (After the bakes cancelled with Esc) Tab, Symmetrize, Tab on a new rig: the copied joint
+   limits get their mirror image; Ctrl+Z, Ctrl+Shift+Z. Then a chain's target empty deleted
+   (X): the chain lets it go and says so; Ctrl+Z, Ctrl+Shift+Z.
+7. (Last) Join an armature with a chain into the rig, Ctrl+Z and Ctrl+Shift+Z: the joined
+   chain comes, goes and comes back.
 
 Between 3 and 4, the Live chain's target is moved out of its limits' reach: the update runs
 no restarts, and the add-on's timer solves the chain in full once the target has rested.
@@ -612,11 +615,14 @@ def delete_target_undo():
         return [held.name if held else None, held.users_collection != () if held else None]
 
     record = {"before": target()}
+    stats = submodule("runtime").stats
+    reported_before = stats["news_reported"]
     for ob in bpy.data.objects:
         ob.select_set(ob.name == "Doomed")
     with override():
         record["returned"] = sorted(bpy.ops.object.delete("EXEC_DEFAULT", True))
-    yield 0.3
+    yield from wait_until(lambda: stats["news_reported"] > reported_before, 5.0)
+    record["news_reported"] = stats["news_reported"] - reported_before
     record["deleted"] = target()
     record["users_after_delete"] = bpy.data.objects["Doomed"].users if "Doomed" in bpy.data.objects else None
     with override():
