@@ -211,7 +211,7 @@ def test_symmetrize_in_the_ui_mirrors_the_joint_limits_it_copied(window_session)
     assert record["symmetrized"]["upper.L"] == [-20.0, 45.0], record
     assert record["symmetrized"]["upper.R"] == record["expected_right"] != [-20.0, 45.0], record
     assert record["news_reported"] == 1, "the mirrored limits were not reported in the window"
-    assert record["undone_mode"] == "EDIT", record
+    assert record["undone"] == "edit mode", record
     assert record["redone"] == record["symmetrized"], record
 
 

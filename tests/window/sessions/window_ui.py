@@ -547,6 +547,20 @@ def stop_a_long_solve():
     print(f"stop long solve: {results['stop_long_solve']}", flush=True)
 
 
+def undo_then_redo(record: dict, read, **after_undo):
+    """Ctrl+Z, then Ctrl+Shift+Z (through the API, in the window): ``read()`` after each goes to
+    ``record`` as "undone" and "redone", and each of ``after_undo``'s readings after the undo."""
+    with override():
+        bpy.ops.ed.undo()
+    yield 0.5
+    record["undone"] = read()
+    record.update({name: reading() for name, reading in after_undo.items()})
+    with override():
+        bpy.ops.ed.redo()
+    yield 0.5
+    record["redone"] = read()
+
+
 def symmetrize_limits():
     """Tab, Symmetrize, Tab, as a user runs them: the joint limits Symmetrize copied to the
     right side get their mirror image (reported in the window); then Ctrl+Z and Ctrl+Shift+Z."""
@@ -583,14 +597,7 @@ def symmetrize_limits():
     mirrored, _problem = submodule("operators_limit_tools").mirrored_limit(rig.pose.bones["upper.L"], "upper.R")
     record = {"expected_right": [round(angle, 3) for angle in mirrored.twist_deg], "symmetrized": twists()}
     record["news_reported"] = stats["news_reported"] - reported_before
-    with override():
-        bpy.ops.ed.undo()
-    yield 0.5
-    record["undone_mode"] = bpy.data.objects["SymRig"].mode
-    with override():
-        bpy.ops.ed.redo()
-    yield 0.5
-    record["redone"] = twists() if bpy.data.objects["SymRig"].mode != "EDIT" else "edit mode"
+    yield from undo_then_redo(record, lambda: twists() if bpy.data.objects["SymRig"].mode != "EDIT" else "edit mode")
     results["symmetrize"] = record
     print(f"symmetrize: {record}", flush=True)
 
@@ -625,14 +632,7 @@ def delete_target_undo():
     record["news_reported"] = stats["news_reported"] - reported_before
     record["deleted"] = target()
     record["users_after_delete"] = bpy.data.objects["Doomed"].users if "Doomed" in bpy.data.objects else None
-    with override():
-        bpy.ops.ed.undo()
-    yield 0.5
-    record["undone"] = target()
-    with override():
-        bpy.ops.ed.redo()
-    yield 0.5
-    record["redone"] = target()
+    yield from undo_then_redo(record, target)
     results["delete_target"] = record
     print(f"delete target: {record}", flush=True)
 
@@ -676,16 +676,12 @@ def join_undo_redo():
     yield 0.3
     record = {"returned": sorted(returned), "before": listed, "joined": chains()}
     record["news_reported"] = stats["news_reported"] - reported_before  # the status bar's line
-    with override():
-        bpy.ops.ed.undo()
-    yield 0.5
-    record["undone"] = chains()
-    record["left_after_undo"] = snapshot_difference(before, state())
-    record["other_back"] = "Other" in bpy.data.objects and bool(bpy.data.objects["Other"].users_collection)
-    with override():
-        bpy.ops.ed.redo()
-    yield 0.5
-    record["redone"] = chains()
+    yield from undo_then_redo(
+        record,
+        chains,
+        left_after_undo=lambda: snapshot_difference(before, state()),
+        other_back=lambda: "Other" in bpy.data.objects and bool(bpy.data.objects["Other"].users_collection),
+    )
     results["join"] = record
     print(f"join: {record}", flush=True)
 
