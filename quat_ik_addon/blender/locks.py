@@ -142,6 +142,14 @@ def _is_4d(pose_bone) -> bool:
     return pose_bone.rotation_mode in ("QUATERNION", "AXIS_ANGLE") and pose_bone.lock_rotations_4d
 
 
+def holds_no_quaternion_channel(pose_bone) -> bool:
+    """A quaternion-mode bone whose written rotation keeps no raw channel (``HeldChannels``:
+    only 4D locks hold raw entries; other locks hold Euler angles, which the solve keeps)."""
+    return pose_bone.rotation_mode == "QUATERNION" and not (
+        pose_bone.lock_rotations_4d and (pose_bone.lock_rotation_w or any(pose_bone.lock_rotation))
+    )
+
+
 def _all_locked(pose_bone) -> bool:
     if not all(pose_bone.lock_rotation):
         return False

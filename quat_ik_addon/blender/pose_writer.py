@@ -25,6 +25,9 @@ def write_pose(rig: ChainRig, rotations: np.ndarray) -> bool:
         if not writable:
             continue
         pose_bone = pose_bones[name]
+        if locks.holds_no_quaternion_channel(pose_bone):
+            changed |= _write_quaternion(pose_bone, q)
+            continue
         held = locks.HeldChannels.of(pose_bone)  # the mode, the locks and the current values, read once
         current = np.asarray(held.values)
         values = held.restore(rotation_modes.channel_values(held.mode, q[None, :], current))[0]
@@ -32,3 +35,17 @@ def write_pose(rig: ChainRig, rotations: np.ndarray) -> bool:
             setattr(pose_bone, rotation_modes.data_path_and_size(held.mode)[0], values)
             changed = True
     return changed
+
+
+def _write_quaternion(pose_bone, q: np.ndarray) -> bool:
+    """The common case of ``write_pose`` in plain floats (a Live update writes every chain bone,
+    and numpy's calls cost more than the arithmetic on four numbers): the sign of the bone's
+    current quaternion (``rotation_modes.continuous_quaternions``), written if it changed."""
+    current = tuple(pose_bone.rotation_quaternion)
+    values = tuple(float(value) for value in q)
+    if sum(a * b for a, b in zip(values, current, strict=True)) < 0.0:
+        values = tuple(-value for value in values)
+    if max(abs(a - b) for a, b in zip(values, current, strict=True)) <= CHANGE_TOLERANCE:
+        return False
+    pose_bone.rotation_quaternion = values
+    return True

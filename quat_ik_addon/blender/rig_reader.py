@@ -22,6 +22,7 @@ rotation or scale is solved while the parent keeps its rest axes or unit scale
 from __future__ import annotations
 
 import hashlib
+import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -257,14 +258,14 @@ def read_chain_rig(ob, chain) -> ChainRig:
         offset = np.array(local.translation)
         if not bone.use_connect:  # Blender ignores a connected bone's pose location
             offset += np.array(rest_rotation @ pose_bone.location)
-        if not np.all(np.isfinite(offset)) or not np.all(np.isfinite(pose_bone.scale)):
+        scale = tuple(pose_bone.scale)  # (plain floats: numpy's calls cost more on three numbers)
+        if not all(math.isfinite(value) for value in (*offset, *scale)):
             raise ChainError(f"Bone '{name}' has a location or scale that is not a number")
         rest_offsets.append(offset * cumulative_scale)
 
-        scale = np.array(pose_bone.scale)
         if i > 0 and ignores_scale:
             cumulative_scale = 1.0
-        if np.ptp(scale) > SCALE_TOLERANCE:
+        if max(scale) - min(scale) > SCALE_TOLERANCE:
             warnings.append(f"non-uniform pose scale on '{name}' is ignored")
         else:
             cumulative_scale *= float(scale[0])
