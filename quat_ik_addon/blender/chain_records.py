@@ -13,7 +13,8 @@ notices), the records are read back:
   listed again from it (a record left by a chain this armature removed is dropped instead);
 * a record copied to another bone of the same armature lists a copy of the chain there,
   mirrored (``operators_mirror_chain.mirror_in_place``) where the bone is the tip's
-  counterpart (Symmetrize; ``symmetrized_limits`` mirrors the limits it copied); a copy landing on the tip of a listed chain is dropped;
+  counterpart (Symmetrize; ``symmetrized_limits`` mirrors the limits it copied); a copy
+  landing on the tip of a listed chain is dropped;
 * a chain whose tip bone left with Separate is dropped where the other armature lists it
   with its tip;
 * two armatures listing the same chain with their own tip bones (a duplicated object) give
@@ -41,7 +42,7 @@ NOT_CARRIED = {"rna_type", "tip_bone", "uid"}
 OWN = "\x00own"  # an object setting naming the chain's own armature (no object has this name)
 
 
-def _local(ob) -> bool:
+def local_armature(ob) -> bool:
     return ob.type == "ARMATURE" and ob.library is None and ob.override_library is None
 
 
@@ -84,7 +85,7 @@ def _object_of(settings: dict, name: str, owner):
 def write(chain) -> None:
     """Record the chain on its tip pose bone (and on no other bone of its armature)."""
     ob = chain.id_data
-    if not isinstance(ob, bpy.types.Object) or not _local(ob) or ob.pose is None:
+    if not isinstance(ob, bpy.types.Object) or not local_armature(ob) or ob.pose is None:
         return
     if not chain.uid:
         chain.uid = new_uid()
@@ -137,8 +138,8 @@ def reconcile(added: dict) -> list[str]:
         runtime.records_pending.setdefault(armature.name_full, set()).update(names)
     if not runtime.records_pending:
         return []
-    # Objects in no collection are left over (joined away or deleted): ``release_left_over``.
-    objects = [ob for ob in bpy.data.objects if _local(ob) and ob.pose is not None and ob.users_collection]
+    # Objects in no collection are left over (joined away or deleted): ``deleted_targets``.
+    objects = [ob for ob in bpy.data.objects if local_armature(ob) and ob.pose is not None and ob.users_collection]
     if any(ob.mode == "EDIT" or ob.data.is_editmode for ob in objects):
         return []  # pose bones are rebuilt on leaving Edit Mode: wait for that update
     changed = {
@@ -159,7 +160,9 @@ def reconcile(added: dict) -> list[str]:
     for ob in changed:
         for chain in ob.quat_ik.chains:
             write(chain)
-    return done + release_left_over()  # (chains reaching for an armature joined away point elsewhere now)
+    from .deleted_targets import release_deleted
+
+    return done + release_deleted()  # (chains reaching for an armature joined away point elsewhere now)
 
 
 def _listed_with_tip(ob, uid: str):
@@ -345,69 +348,6 @@ def _name_there(bone: str, pointed, holder, added: set) -> str | None:
     return candidates[0] if len(candidates) == 1 else None
 
 
-def release_left_over(delete: bool = True) -> list[str]:
-    """Let go of objects in no collection that nothing but chains uses: deleted (a target empty,
-    an armature a chain reached for a bone of) or joined into another armature. Held by a
-    chain's pointer (and a record's), Blender keeps them where it deletes an object only
-    Blender constraints reach for (clearing the constraints' targets), and they would be saved
-    for ever. So the chains let go (each reports its target missing) and, with ``delete``,
-    the object is deleted as Blender would have: its name is free again and no constraint
-    reaches for it. Waits while records wait for Edit Mode to end (Join's re-pointing reads
-    where chains pointed). Returns what it did, one line each."""
-    if runtime.records_pending:
-        return []
-    held: dict = {}  # object -> [(chain, pointer attribute)]
-    for ob in bpy.data.objects:
-        if not _local(ob):
-            continue
-        for chain in ob.quat_ik.chains:
-            for attribute, _ in BONE_REFERENCES:
-                pointed = getattr(chain, attribute)
-                if pointed is None:
-                    continue
-                if pointed.users_collection:
-                    runtime.seen_in_collections.add(_identity(pointed))
-                else:
-                    held.setdefault(pointed, []).append((chain, attribute))
-    deleted = [
-        pointed
-        for pointed, holders in held.items()
-        # An object never seen in a collection may be a script's, still to be linked.
-        if _identity(pointed) in runtime.seen_in_collections
-        and pointed.library is None
-        and not pointed.use_fake_user
-        and pointed.users == len(holders) + _in_records(pointed)
-    ]
-    done = []
-    for pointed in deleted:
-        name, own = pointed.name, pointed.type == "ARMATURE"
-        for chain, attribute in held[pointed]:
-            if not own or chain.id_data != pointed:  # (an armature's own chains go with it)
-                done.append(f"chain '{chain.name}' of '{chain.id_data.name}' lost '{name}' (deleted)")
-            setattr(chain, attribute, None)  # (its record is rewritten without it)
-        if delete and pointed.users == 0:
-            bpy.data.objects.remove(pointed)
-    return done
-
-
-def _identity(ob):
-    # session_uid survives renames and undo (Blender 3.5+; the name before).
-    return getattr(ob, "session_uid", None) or ob.name_full
-
-
-def _in_records(ob) -> int:
-    """How many chain records hold ``ob`` (objects other than armatures; see ``_settings``)."""
-    if ob.type == "ARMATURE":
-        return 0
-    count = 0
-    for armature in bpy.data.objects:
-        if _local(armature) and armature.pose is not None:
-            for pose_bone in armature.pose.bones:
-                for record in pose_bone.get(RECORDS, {}).values():
-                    count += sum(1 for value in record.get("settings", {}).values() if value == ob)
-    return count
-
-
 def read_again() -> None:
     """Have the next update read every armature's records (after undo or redo)."""
     for armature in bpy.data.armatures:
@@ -417,6 +357,6 @@ def read_again() -> None:
 def write_all() -> None:
     """Record every chain of every local armature (a file saved before chains had records)."""
     for ob in bpy.data.objects:
-        if _local(ob) and ob.pose is not None:
+        if local_armature(ob) and ob.pose is not None:
             for chain in ob.quat_ik.chains:
                 write(chain)

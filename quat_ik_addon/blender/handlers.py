@@ -24,7 +24,7 @@ import time
 import bpy
 from bpy.app.handlers import persistent
 
-from . import bone_renames, chain_records, compat, news, runtime, symmetrized_limits
+from . import bone_renames, chain_records, compat, deleted_targets, news, runtime, symmetrized_limits
 
 LIVE_MODES = frozenset({"LIVE", "PER_FRAME"})
 FRAME_MODES = frozenset({"PER_FRAME"})
@@ -176,7 +176,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     # Deleting an object updates its collections (3.4: only the scene, where it was in the
     # scene's own collection); a drag updates objects alone.
     if depsgraph.id_type_updated("COLLECTION") or depsgraph.id_type_updated("SCENE"):
-        _run_guarded(scene, "Releasing deleted objects", lambda: news.tell(chain_records.release_left_over()))
+        _run_guarded(scene, "Releasing deleted objects", lambda: news.tell(deleted_targets.release_deleted()))
     armatures = _armatures(scene, LIVE_MODES)
     with _visibility_snapshot(armatures):
         for ob, chains in armatures:
@@ -263,9 +263,9 @@ def on_undo_redo_post(*_args) -> None:
 @persistent
 def on_save_pre(*_args) -> None:
     """Runs before a file saves: objects deleted or joined away, held only by chains,
-    are let go so they are not saved (``chain_records.release_left_over``; not deleted here, while
+    are let go so they are not saved (``deleted_targets``; not deleted here, while
     Blender writes the file)."""
-    _run_guarded(bpy.context.scene, "Releasing deleted objects", lambda: chain_records.release_left_over(delete=False))
+    _run_guarded(bpy.context.scene, "Releasing deleted objects", lambda: deleted_targets.release_deleted(delete=False))
 
 
 _HANDLERS = (
