@@ -14,6 +14,9 @@
 * ``bone_names`` remembers each armature's bone names, so chains follow renames
   (``bone_renames``); ``records_pending`` the armatures whose bones changed while one was in
   Edit Mode (``chain_records``).
+* ``limits_before_edit`` holds each armature's joint limits as it entered Edit Mode
+  (``symmetrized_limits``); ``seen_in_collections`` the objects chains point at that were seen
+  in a collection (``deleted_targets``). Undo keeps both; loading a file forgets them.
 * ``resting_due`` holds, per armature, when its Live chains left short of their goals are
   finished and the inputs they were solved with (``handlers.run_resting``).
 """
