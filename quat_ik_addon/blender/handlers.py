@@ -152,11 +152,9 @@ def _run_guarded(ob, what: str, function) -> None:
 
 
 def _follow_bone_edits(depsgraph) -> None:
-    """Renamed bones, joint limits copied to the other side, and chains whose tip bones were
-    joined into or separated from an armature."""
+    """Renamed bones, and chains whose tip bones were joined into or separated from an armature."""
     changes = bone_renames.follow(depsgraph)
-    mirrored = symmetrized_limits.follow(depsgraph)
-    news.tell(mirrored + chain_records.reconcile(changes.added))
+    news.tell(chain_records.reconcile(changes.added))
 
 
 @persistent
@@ -172,6 +170,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     runtime.stats["depsgraph_calls"] += 1
     if runtime.solving_suspended() or depsgraph is None:
         return
+    _run_guarded(scene, "Mirroring copied joint limits", lambda: news.tell(symmetrized_limits.follow(depsgraph)))
     _run_guarded(scene, "Following bone edits", lambda: _follow_bone_edits(depsgraph))
     # Deleting an object updates its collections (3.4: only the scene, where it was in the
     # scene's own collection); a drag updates objects alone.
