@@ -50,6 +50,14 @@ def _armatures(scene, modes):
     return found
 
 
+def _inputs_key(ob, depsgraph) -> tuple:
+    """Where the inputs an armature's chains were last solved with are kept: per view layer.
+    An armature in two scenes shown at once (two windows, different frames) reads other inputs
+    in each; kept per armature, each window's update found the other's and solved again, and
+    each solve's write updated the other window: a loop of solves with no edit."""
+    return ("live", ob.name_full, depsgraph.scene.name_full, depsgraph.view_layer.name)
+
+
 def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
     """Solve and write; failures are recorded on the chains and printed once, never raised.
     ``effort``: how hard Live chains work (``pose_solve.Effort``; default their full settings)."""
@@ -179,7 +187,7 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     armatures = _armatures(scene, LIVE_MODES)
     with _visibility_snapshot(armatures):
         for ob, chains in armatures:
-            key = ("live", ob.name_full)
+            key = _inputs_key(ob, depsgraph)
 
             def work(ob=ob, chains=chains, key=key):
                 from . import live_inputs
@@ -215,7 +223,7 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
     armatures = _armatures(scene, FRAME_MODES)
     with _visibility_snapshot(armatures):
         for ob, _chains_per_frame in armatures:
-            key = ("live", ob.name_full)
+            key = _inputs_key(ob, depsgraph)
 
             def work(ob=ob, key=key):
                 from . import live_inputs

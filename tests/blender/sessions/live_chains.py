@@ -11,7 +11,7 @@ from pathlib import Path
 
 import bpy
 
-from tests.blender.sessions.common import Checks, add_chain, effector_world, empty, reset_scene, submodule
+from tests.blender.sessions.common import Checks, add_chain, effector_world, empty, make_rig, reset_scene, submodule
 
 workdir = Path(sys.argv[1])
 checks = Checks("Live solves the chains whose inputs changed")
@@ -284,5 +284,42 @@ runtime.stats.clear()
 rigs[2].pose.bones["A0"].quat_ik.stiffness = 0.5
 update()
 checks.check("a bone's limit re-solves its rig's chain only", runtime.stats["chains_solved"] == 1, dict(runtime.stats))
+
+# ---- a rig in two scenes shown at once (two windows, different frames): each window's
+# update reads other inputs; once each is solved, updates with no edit solve nothing
+reset_scene()
+first = bpy.context.scene
+rig = make_rig("Shared", [((0, 0, 1.5), (0.9, 0, 1.5)), ((0.9, 0, 1.5), (1.7, 0, 1.5))])
+target = empty("Moving", (1.2, 0.7, 1.9))
+add_chain(rig, "B1", 2, "Moving", mode="LIVE")
+bpy.ops.object.mode_set(mode="OBJECT")
+for frame, where in ((1, (1.2, 0.7, 1.9)), (50, (0.6, -0.5, 1.2))):
+    target.location = where
+    target.keyframe_insert("location", frame=frame)
+second = bpy.data.scenes.new("Second")
+second.collection.objects.link(rig)
+second.collection.objects.link(target)
+first.frame_set(1)
+second.frame_current = 50
+layers = (first.view_layers[0], second.view_layers[0])
+
+
+def both_windows_redraw():
+    # What a window does after another's handler wrote the shared pose: evaluate again.
+    for layer in layers:
+        rig.update_tag()
+        layer.update()
+
+
+both_windows_redraw()
+both_windows_redraw()
+runtime.stats.clear()
+for _ in range(4):
+    both_windows_redraw()
+checks.check(
+    "a rig shown in two scenes at once solves nothing without an edit",
+    runtime.stats["solves"] == 0 and runtime.stats["depsgraph_calls"] == 8,
+    dict(runtime.stats),
+)
 
 checks.close()
