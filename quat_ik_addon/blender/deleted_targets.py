@@ -27,8 +27,8 @@ def release_deleted(delete: bool = True) -> list[str]:
         return []
     held: dict = {}  # object -> [(chain, pointer attribute)]
     for ob in bpy.data.objects:
-        if not local_armature(ob):
-            continue
+        if ob.type != "ARMATURE" or ob.library is not None:
+            continue  # (a library override's chains are the shot's: they let go too)
         for chain in ob.quat_ik.chains:
             for attribute, _ in BONE_REFERENCES:
                 pointed = getattr(chain, attribute)

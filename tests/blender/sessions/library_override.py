@@ -179,4 +179,17 @@ checks.check(
 )
 orphans = [ob.name for ob in bpy.data.objects if not ob.users_collection]
 checks.check("... and no object is left outside every collection", not orphans, orphans)
+# Deleted (X), the override's chain lets it go, as on a local rig.
+rig = next(ob for ob in bpy.data.objects if ob.name == "Arm" and ob.override_library is not None)
+bpy.ops.object.mode_set(mode="OBJECT")
+for ob in bpy.data.objects:
+    ob.select_set(ob.name == "B2_target")
+bpy.ops.object.delete()
+bpy.context.view_layer.update()
+last = rig.quat_ik.chains[-1]
+checks.check(
+    "the new target deleted, the override's chain lets it go and it is deleted",
+    last.target_object is None and "B2_target" not in bpy.data.objects,
+    (last.target_object, list(bpy.data.objects.keys())),
+)
 checks.close()
