@@ -170,10 +170,12 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     """Runs after Blender evaluates an edit (a moved target, a changed setting, undo).
 
     Re-solves Live and Per Frame chains whose inputs changed since their last solve, starting
-    Live chains from the current pose. Must not raise, must not call operators or
-    ``frame_set``, and must not write anything unless a solved value changed: its own writes
-    re-evaluate the scene without calling handlers again, and even if they did, the inputs'
-    fingerprint would be unchanged and nothing would happen.
+    Live chains from the current pose; before that, follows bone edits (renames, Join,
+    Separate, Symmetrize's limit copies) and lets go of objects deleted under a chain. Must not
+    raise, must not call operators or ``frame_set``, and must not write anything unless a
+    solved value changed or such an edit asks for it: its own writes re-evaluate the scene
+    without calling handlers again, and even if they did, the inputs' fingerprint (kept per
+    view layer) would be unchanged and nothing would happen.
     """
     runtime.stats["depsgraph_calls"] += 1
     if runtime.solving_suspended() or depsgraph is None:
