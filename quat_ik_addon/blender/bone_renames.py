@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import bpy
 
-from . import runtime
+from . import compat, runtime
 
 # The chain's (object, bone) pointers; the tip is a bone of the chain's own armature.
 BONE_REFERENCES = (
@@ -22,11 +22,6 @@ BONE_REFERENCES = (
     ("orientation_object", "orientation_bone"),
     ("pole_object", "pole_bone"),
 )
-
-
-def armature_key(armature):
-    # session_uid survives renames of the armature itself (Blender 3.5+; the name before).
-    return getattr(armature, "session_uid", None) or armature.name_full
 
 
 def _names(armature) -> dict[str, tuple]:
@@ -62,7 +57,7 @@ def remember_all() -> None:
     """Remember every armature's bone names (after a file loads, after undo)."""
     runtime.bone_names.clear()
     for armature in bpy.data.armatures:
-        runtime.bone_names[armature_key(armature)] = _remembered(armature)
+        runtime.bone_names[compat.session_key(armature)] = _remembered(armature)
 
 
 class BoneChanges(NamedTuple):
@@ -70,27 +65,32 @@ class BoneChanges(NamedTuple):
     added: dict  # {armature data: names it did not have} for each whose names changed or that left Edit Mode
 
 
-def follow(depsgraph) -> BoneChanges:
-    """Point chains at the new names of bones renamed since the last update."""
+def touched_armatures(depsgraph) -> list:
+    """The evaluated armature data an update touched (what every follower of bone edits reads)."""
+    return [update.id for update in depsgraph.updates if isinstance(update.id, bpy.types.Armature)]
+
+
+def follow(touched: list) -> BoneChanges:
+    """Point chains at the new names of bones renamed since the last update (``touched``:
+    ``touched_armatures`` of it)."""
     renamed, added = {}, {}
-    touched = [update.id for update in depsgraph.updates if isinstance(update.id, bpy.types.Armature)]
     for evaluated in touched:
         armature = evaluated.original
         if armature.is_editmode:
-            runtime.bones_being_edited.add(armature_key(armature))
+            runtime.bones_being_edited.add(compat.session_key(armature))
             continue  # its bones are being rebuilt: compared once it leaves Edit Mode
         # Leaving Edit Mode counts as a change even with the same names: Symmetrize run again
         # copies the left side's bone data over the right side's.
-        edited = armature_key(armature) in runtime.bones_being_edited
-        runtime.bones_being_edited.discard(armature_key(armature))
+        edited = compat.session_key(armature) in runtime.bones_being_edited
+        runtime.bones_being_edited.discard(compat.session_key(armature))
         # Live writes poses, so an armature is in most updates: its bone names are compared in
         # one call, and the places read only when they differ (or the armature is new here:
         # the add-on was enabled since the file loaded).
-        before = runtime.bone_names.get(armature_key(armature))
+        before = runtime.bone_names.get(compat.session_key(armature))
         if before is not None and tuple(evaluated.bones.keys()) == before[0] and not edited:
             continue
         now = _remembered(evaluated)
-        runtime.bone_names[armature_key(armature)] = now
+        runtime.bone_names[compat.session_key(armature)] = now
         added[armature] = set(now[0]).difference(before[0] if before is not None else ())
         if before is not None:
             names = _renames(before[1], now[1])

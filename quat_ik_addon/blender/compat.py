@@ -35,6 +35,12 @@ _HANDLE_TYPES = ("handle_left_type", "handle_right_type")
 KEYFRAME_INSERT_TAKES_KEYTYPE = VERSION >= (4, 2, 0)
 
 
+def session_key(datablock: ID):
+    """A key for session state about a datablock that survives its renames and undo:
+    ``session_uid`` (Blender 3.5+), the name before."""
+    return getattr(datablock, "session_uid", None) or datablock.name_full
+
+
 def is_editable(datablock: ID) -> bool:
     """False for linked (library) data that may not be changed; overrides count as editable."""
     if datablock is None:

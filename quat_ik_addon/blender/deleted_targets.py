@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bpy
 
-from . import runtime
+from . import compat, runtime
 from .bone_renames import BONE_REFERENCES
 from .chain_records import RECORDS, local_armature
 
@@ -35,14 +35,14 @@ def release_deleted(delete: bool = True) -> list[str]:
                 if pointed is None:
                     continue
                 if pointed.users_collection:
-                    runtime.seen_in_collections.add(_identity(pointed))
+                    runtime.seen_in_collections.add(compat.session_key(pointed))
                 else:
                     held.setdefault(pointed, []).append((chain, attribute))
     deleted = [
         pointed
         for pointed, holders in held.items()
         # An object never seen in a collection may be a script's, still to be linked.
-        if _identity(pointed) in runtime.seen_in_collections
+        if compat.session_key(pointed) in runtime.seen_in_collections
         and pointed.library is None
         and not pointed.use_fake_user
         and pointed.users == len(holders) + _in_records(pointed)
@@ -57,11 +57,6 @@ def release_deleted(delete: bool = True) -> list[str]:
         if delete and pointed.users == 0:
             bpy.data.objects.remove(pointed)
     return done
-
-
-def _identity(ob):
-    # session_uid survives renames and undo (Blender 3.5+; the name before).
-    return getattr(ob, "session_uid", None) or ob.name_full
 
 
 def _in_records(ob) -> int:

@@ -159,9 +159,9 @@ def _run_guarded(ob, what: str, function) -> None:
         runtime.report_once((ob.name_full, what), f"{what} on '{ob.name}' failed unexpectedly: {error!r}")
 
 
-def _follow_bone_edits(depsgraph) -> None:
+def _follow_bone_edits(touched: list) -> None:
     """Renamed bones, and chains whose tip bones were joined into or separated from an armature."""
-    changes = bone_renames.follow(depsgraph)
+    changes = bone_renames.follow(touched)
     news.tell(chain_records.reconcile(changes.added))
 
 
@@ -180,8 +180,9 @@ def on_depsgraph_update_post(scene, depsgraph=None) -> None:
     runtime.stats["depsgraph_calls"] += 1
     if runtime.solving_suspended() or depsgraph is None:
         return
-    _run_guarded(scene, "Mirroring copied joint limits", lambda: news.tell(symmetrized_limits.follow(depsgraph)))
-    _run_guarded(scene, "Following bone edits", lambda: _follow_bone_edits(depsgraph))
+    touched = bone_renames.touched_armatures(depsgraph)
+    _run_guarded(scene, "Mirroring copied joint limits", lambda: news.tell(symmetrized_limits.follow(touched)))
+    _run_guarded(scene, "Following bone edits", lambda: _follow_bone_edits(touched))
     # Deleting an object updates its collections (3.4: only the scene, where it was in the
     # scene's own collection); a drag updates objects alone.
     if depsgraph.id_type_updated("COLLECTION") or depsgraph.id_type_updated("SCENE"):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import runtime
+from . import compat, runtime
 from .rig_reader import ChainRig
 from .rotation_modes import current_quaternion
 
@@ -26,9 +26,7 @@ SAME_COMPONENTS = 1e-6
 
 
 def _key(rig: ChainRig, name: str) -> tuple:
-    # session_uid survives renaming the armature (Blender 3.5+; its name before).
-    armature = rig.armature
-    return (getattr(armature, "session_uid", None) or armature.name_full, name)
+    return (compat.session_key(rig.armature), name)
 
 
 def _holds(read: np.ndarray, written: np.ndarray) -> np.ndarray:

@@ -18,8 +18,7 @@ from __future__ import annotations
 import bpy
 
 from ..solver.mirroring import mirror_name
-from . import runtime
-from .bone_renames import armature_key
+from . import compat, runtime
 from .limit_conversion import settings_key, spec_limit, write_limit
 
 
@@ -38,15 +37,14 @@ def _limits(ob) -> dict[str, tuple]:
     return {pose_bone.name: settings_key(pose_bone.quat_ik) for pose_bone in ob.pose.bones}
 
 
-def follow(depsgraph) -> list[str]:
+def follow(touched: list) -> list[str]:
     """Remember the limits of armatures entering Edit Mode; mirror the copies in those that
-    left it. Returns what it did, one line each."""
+    left it (``touched``: ``bone_renames.touched_armatures`` of the update). Returns what it
+    did, one line each."""
     done = []
-    for update in depsgraph.updates:
-        if not isinstance(update.id, bpy.types.Armature):
-            continue
-        armature = update.id.original
-        key = armature_key(armature)
+    for evaluated in touched:
+        armature = evaluated.original
+        key = compat.session_key(armature)
         if armature.is_editmode:
             if key not in runtime.limits_before_edit:  # (the first update in Edit Mode: nothing changed yet)
                 runtime.limits_before_edit[key] = {ob.name_full: _limits(ob) for ob in _users(armature)}
