@@ -9,9 +9,10 @@ reload, disable), in every supported Blender.
 * Blender 3.4: Debian's binary in ``--background`` mode, the zip installed as a legacy add-on.
 
 The session script is ``sessions/smoke.py``; it prints one ``ok``/``FAIL`` line per check.
-Four sessions of the main suite whose subject moved with Blender's APIs (bakes into actions
-with and without slots, bone renames and joins, shared actions) run again in bpy 4.2 and 4.5,
-and the joins in the 3.4 binary.
+Sessions of the main suite whose subject moved with Blender's APIs (bakes into actions
+with and without slots, bone renames and joins, shared actions) and the random rigs (every
+rotation mode and rig space, read back from that version's own evaluation) run again in bpy 4.2
+and 4.5, the joins and the random rigs in the 3.4 binary.
 """
 
 from __future__ import annotations
@@ -85,9 +86,11 @@ def test_smoke_in_blender34_binary(extension_zip: Path, tmp_path: Path) -> None:
 
 
 # Sessions of the main suite whose subject changed with Blender's action and data APIs (slots
-# from 4.4, session_uid): run again in the LTS modules (the --install form of the bootstrap).
+# from 4.4, session_uid), and the random rigs (every rotation mode and rig space, read back
+# from each version's own evaluation): run again in the LTS modules (the --install form of the
+# bootstrap).
 BLENDER_SESSIONS = REPO_ROOT / "tests" / "blender" / "sessions"
-ACROSS_VERSIONS = ("bake_channels.py", "join_separate.py", "renames.py", "shared_action.py")
+ACROSS_VERSIONS = ("bake_channels.py", "join_separate.py", "random_rigs.py", "renames.py", "shared_action.py")
 
 
 LTS_MODULES = [
@@ -107,8 +110,9 @@ def test_sessions_in_lts_bpy_modules(python: Path, session: str, extension_zip: 
 
 
 # Sessions whose subject leans on data behaviour that changed since 3.4 (session_uid, pose bone
-# ID properties carried by Join, Separate and Symmetrize), in Debian's 3.4 binary too.
-IN_BLENDER34 = ("join_separate.py",)
+# ID properties carried by Join, Separate and Symmetrize), and the random rigs, in Debian's 3.4
+# binary too.
+IN_BLENDER34 = ("join_separate.py", "random_rigs.py")
 
 
 @pytest.mark.version_matrix
