@@ -7,7 +7,8 @@ an elliptic cone or a rectangle window, each with or without a twist range); the
 moved, turned and scaled, non-uniformly and negatively too. A target is put where a random
 pose inside the limits puts the tip (its rotation matched too on every third rig), the chain
 solved from rest, then the target moved out of reach and solved again, dragged back in Live
-mode, then a few frames baked. Free bones in Euler modes may have an axis locked.
+mode, then a few frames baked. Free bones in Euler modes may have an axis locked, bones a
+uniform pose scale, unconnected ones a pose location, the chain an effector offset.
 
 What is checked is read back from Blender, not from the add-on: each bone's rotation
 (``matrix_basis``) against its limit with mathutils' own swing/twist split; the tip's
@@ -222,6 +223,11 @@ def make_random_rig(seed: int):
         locks.append(int(rng.integers(3)) if euler and limits[-1]["kind"] == "FREE" and rng.random() < 0.6 else None)
         if locks[-1] is not None:
             pose_bone.lock_rotation[locks[-1]] = True
+        # Pose location on unconnected bones and uniform pose scale, folded into the chain.
+        if not ob.data.bones[f"B{i}"].use_connect and rng.random() < 0.3:
+            pose_bone.location = tuple(rng.normal(size=3) * 0.1)
+        if rng.random() < 0.3:
+            pose_bone.scale = (rng.uniform(0.7, 1.4),) * 3
     return ob, count, limits, locks, rng
 
 
@@ -251,10 +257,12 @@ def root_frame(ob, parented: bool) -> Matrix:
 
 
 def tip_world(ob, count: int) -> Vector:
+    """The chain's effector: the tip bone's tail plus the chain's offset in its axes, evaluated."""
     bpy.context.view_layer.update()
     evaluated = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
     tip = evaluated.pose.bones[f"B{count - 1}"]
-    return evaluated.matrix_world @ tip.tail
+    offset = Vector(ob.quat_ik.chains[0].effector_offset) if ob.quat_ik.chains else Vector()
+    return evaluated.matrix_world @ tip.matrix @ (Vector((0.0, tip.bone.length, 0.0)) + offset)
 
 
 def channels_finite(ob) -> bool:
@@ -333,13 +341,20 @@ for seed in range(RIGS):
     reachable = tip_world(ob, count)
     target = empty(f"Target{seed}", reachable)
     evaluated = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    tip_matrix = evaluated.matrix_world @ evaluated.pose.bones[f"B{count - 1}"].matrix  # a copy: the pose moves on
     target.rotation_mode = "QUATERNION"
-    target.rotation_quaternion = (evaluated.matrix_world @ evaluated.pose.bones[f"B{count - 1}"].matrix).to_quaternion()
+    target.rotation_quaternion = tip_matrix.to_quaternion()
     for i in range(count):
         set_rotation(ob.pose.bones[f"B{i}"], Quaternion())
     outside = {name: ob.pose.bones[name].matrix_basis.copy() for name in ("Hips", "Child")}
     add_chain(ob, f"B{count - 1}", count, target.name, mode="MANUAL")
     chain = ob.quat_ik.chains[0]
+    if rng.random() < 0.3:  # the effector off the tip's tail, where the target already is
+        offset = Vector(rng.normal(size=3) * 0.2)
+        chain.effector_offset = offset
+        target.location += tip_matrix.to_3x3() @ offset
+        reachable = target.location.copy()
+        label += ", offset"
     if orienting:
         chain.orientation_mode = "MATCH_TARGET"
     pose_mode(ob)
