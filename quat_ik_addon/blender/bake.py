@@ -348,7 +348,7 @@ class Bake:
                 values = held.restore(rotation_modes.channel_values(mode, solution.outcome.rotations[:, i], previous))
                 keep = np.arange(len(self.frames))
                 if settings.simplify:
-                    keep = keyframes.simplify(self.frames, values, settings.simplify_tolerance)
+                    keep = keyframes.simplify(self.frames, values, settings.simplify_tolerance, settings.interpolation)
                 for index in range(size):
                     if held.locked[index]:
                         continue  # a locked channel keeps its value: no keys

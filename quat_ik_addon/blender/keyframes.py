@@ -174,16 +174,24 @@ def write_channels(
     return written
 
 
-def simplify(frames: np.ndarray, values: np.ndarray, tolerance: float) -> np.ndarray:
-    """Indices of keys to keep so straight lines between them stay within ``tolerance`` of
-    every dropped key, on every channel (Ramer-Douglas-Peucker on (F, k) values).
+def simplify(frames: np.ndarray, values: np.ndarray, tolerance: float, interpolation: str = "LINEAR") -> np.ndarray:
+    """Indices of keys to keep so that what plays between them stays within ``tolerance`` of
+    every dropped key, on every channel; first and last keys always stay.
 
-    Exact for linear interpolation; first and last keys always stay.
+    Straight lines between kept keys (Ramer-Douglas-Peucker on (F, k) values): exact for
+    linear interpolation. With ``interpolation`` "CONSTANT" each kept key holds until the
+    next, so a key is dropped only where it is within ``tolerance`` of the key held there.
     """
     frames = np.asarray(frames, dtype=float)
     values = np.asarray(values, dtype=float).reshape(len(frames), -1)
     keep = np.zeros(len(frames), dtype=bool)
     keep[0] = keep[-1] = True
+    if interpolation == "CONSTANT":
+        held = values[0]
+        for index in range(1, len(frames)):
+            if np.max(np.abs(values[index] - held)) > tolerance:
+                keep[index], held = True, values[index]
+        return np.nonzero(keep)[0]
     stack = [(0, len(frames) - 1)]
     while stack:
         first, last = stack.pop()

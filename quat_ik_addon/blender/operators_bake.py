@@ -115,13 +115,16 @@ class QUATIK_OT_bake(bpy.types.Operator):
     interpolation: EnumProperty(name="Interpolation", description="Interpolation of the new keys", items=INTERPOLATIONS)
     simplify: BoolProperty(
         name="Remove Redundant Keys",
-        description="Drop keys that straight lines through the kept keys reproduce within the tolerance",
+        description=(
+            "Drop keys that straight lines through the kept keys reproduce within the tolerance "
+            "(with Constant interpolation: keys within the tolerance of the key held before them)"
+        ),
     )
     simplify_tolerance: FloatProperty(
         name="Tolerance",
         description=(
-            "Largest change (radians or quaternion units) a dropped key may make with Linear interpolation; "
-            "Bezier curves bulge between the kept keys and may stray further"
+            "Largest change (radians or quaternion units) a dropped key may make with Linear or Constant "
+            "interpolation; Bezier curves bulge between the kept keys and may stray further"
         ),
         default=1e-3,
         min=0.0,

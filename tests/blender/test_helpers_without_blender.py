@@ -162,6 +162,18 @@ def test_simplify_keeps_ends_corners_and_stays_within_tolerance() -> None:
     assert list(simplify(frames, np.zeros((101, 4)), 1e-6)) == [0, 100]
 
 
+def test_simplify_for_constant_keys_keeps_every_step_that_holding_would_lose() -> None:
+    """Held keys play each kept key until the next: a ramp straight lines reproduce keeps a
+    key wherever holding the one before would be off by more than the tolerance."""
+    frames = np.arange(0.0, 41.0)
+    values = np.stack((np.minimum(frames, 20.0) * 0.01, np.zeros(41)), axis=1)
+    assert list(simplify(frames, values, 1e-3)) == [0, 20, 40]  # straight lines: the ramp's ends
+    keep = simplify(frames, values, 0.025, "CONSTANT")
+    held = values[keep][np.searchsorted(frames[keep], frames, side="right") - 1]
+    assert np.max(np.abs(held - values)) <= 0.025 + 1e-12
+    assert list(keep) == [0, 3, 6, 9, 12, 15, 18, 40]  # every third frame of the ramp, then its end
+
+
 def _cold_solves(chain, goals, start):
     from quat_ik_addon.blender import solve_adapter
 
