@@ -7,14 +7,15 @@ an elliptic cone or a rectangle window, each with or without a twist range); the
 moved, turned and scaled, non-uniformly and negatively too. A target is put where a random
 pose inside the limits puts the tip (its rotation matched too on every third rig), the chain
 solved from rest, then the target moved out of reach and solved again, dragged back in Live
-mode, then a few frames baked. Free bones in Euler modes may have an axis locked, bones a
+mode, then animated over a few frames, played in Per Frame mode forwards and in a shuffled
+order, and baked. Free bones in Euler modes may have an axis locked, bones a
 uniform pose scale, unconnected ones a pose location, the chain an effector offset.
 
 What is checked is read back from Blender, not from the add-on: each bone's rotation
 (``matrix_basis``) against its limit with mathutils' own swing/twist split; the tip's
 evaluated position against the target and against the error the chain reports, its rotation
-against the target's; locked angles unchanged; bones outside the chain unchanged; no NaN in
-any channel or key.
+against the target's; locked angles unchanged; bones outside the chain unchanged; Per Frame
+poses alike in any order; no NaN in any channel or key.
 
 argv: WORKDIR
 """
@@ -380,6 +381,7 @@ for seed in range(RIGS):
     check_reported_error(f"{label}, out of reach", ob, chain, count, target.location, parented)
     checks.check(f"{label}, out of reach: not converged", not chain.status_converged)
     check_locks(f"{label}, out of reach", ob, locks)
+    near = Vector(tip_world(ob, count))  # the closest miss: reachable, away from the first target
 
     # Live: dragged back into reach, the chain follows in the update that moved the target.
     chain.mode = "LIVE"
@@ -392,12 +394,34 @@ for seed in range(RIGS):
     check_orientation(f"{label}, Live", ob, chain, count, target)
     chain.mode = "MANUAL"
 
-    # A short bake between the reachable place and a point half way out.
-    near = Vector(tip_world(ob, count))
+    # The target glides from its first place to the closest miss over 8 frames.
     scene.frame_start, scene.frame_end = 1, 8
     for frame, place in ((1, reachable), (8, near)):
         target.location = place
         target.keyframe_insert("location", frame=frame)
+    # Per Frame: each frame's pose depends on its inputs alone, whatever frame played before
+    # (a render farm renders frames in any order): forwards, then in a shuffled order with the
+    # remembered solves forgotten, the same poses.
+    chain.mode = "PER_FRAME"
+    played = {}
+    for frame in range(1, 9):
+        scene.frame_set(frame)
+        played[frame] = basis_rotations(ob, count)
+        check_limits(f"{label}, Per Frame frame {frame}", played[frame], limits)
+        where = target.matrix_world.translation
+        check_reported_error(f"{label}, Per Frame frame {frame}", ob, chain, count, where, parented)
+    submodule("solve_cache").clear()
+    differences = []
+    for frame in (int(f) for f in rng.permutation(np.arange(1, 9))):
+        scene.frame_set(frame)
+        again = basis_rotations(ob, count)
+        largest = max(a.rotation_difference(b).angle for a, b in zip(again, played[frame], strict=True))
+        if abs(wrapped(largest)) > 1e-5:
+            differences.append(f"frame {frame}: {math.degrees(largest):.4f}°")
+    checks.check(f"{label}, Per Frame: the same poses in any order", not differences, "; ".join(differences))
+    chain.mode = "MANUAL"
+    scene.frame_set(1)
+
     result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=8)
     checks.check(f"{label}: bake finished", result == {"FINISHED"}, result)
     keys = [
