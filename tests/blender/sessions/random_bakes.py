@@ -3,16 +3,17 @@
 Each of 40 cases is drawn from a seed: a chain of two to four bones, each in a random rotation
 mode; keys already on its bones' rotation channels at random frames (some channels only),
 on their locations and on a bone outside the chain, or no action at all; a target gliding
-through the chain's reach; then a bake with a random range, frame step, destination,
-interpolation and, on some, Remove Redundant Keys.
+through the chain's reach; Euler bones may have an axis locked; then a bake with a random
+range, frame step, destination, interpolation and, on some, Remove Redundant Keys, Cyclic,
+Ease Jumps or an Influence below 1.
 
 Checked from the action data and Blender's own evaluation: keys outside the baked range and
 on every channel the bake does not own keep their frames, values and interpolation; with
 Active Action the baked channels hold keys in the range on the step's frames only (and the
 range's last), with New Action and New NLA Strip the old action is untouched and the new one
-holds keys in the range only; the new keys are finite and in the bone's own channels; played
-back, every frame of the range reaches the target (within the simplify tolerance's reach
-where keys were removed).
+holds keys in the range only; the new keys are finite and in the bone's own channels, Euler
+keys go on from the key before the range, locked angles hold; played back, every frame of the
+range reaches the target (within the simplify tolerance's reach where keys were removed).
 
 argv: WORKDIR
 """
@@ -74,15 +75,19 @@ def make_case(seed: int):
         parent, head = bone, bone.tail.copy()
     bpy.ops.object.mode_set(mode="OBJECT")
     modes = [ROTATION_MODES[int(rng.integers(len(ROTATION_MODES)))] for _ in range(count)]
+    locked = {}  # bone index -> its locked Euler axis: never keyed, by the bake or before it
     for i, mode in enumerate(modes):
         ob.pose.bones[f"B{i}"].rotation_mode = mode
+        if mode not in ("QUATERNION", "AXIS_ANGLE") and rng.random() < 0.3:
+            locked[i] = int(rng.integers(3))
+            ob.pose.bones[f"B{i}"].lock_rotation[locked[i]] = True
 
     # Keys already there, at frames around and inside the range a bake may take.
     if rng.random() < 0.8:
         for i, mode in enumerate(modes):
             pose_bone = ob.pose.bones[f"B{i}"]
             path, size = rotation_modes.data_path_and_size(mode)
-            channels = [c for c in range(size) if rng.random() < 0.7] or [0]
+            channels = [c for c in range(size) if rng.random() < 0.7 and c != locked.get(i)]
             for frame in sorted({int(f) for f in rng.integers(-10, 70, size=int(rng.integers(1, 6)))}):
                 values = getattr(pose_bone, path)
                 for c in channels:
@@ -106,14 +111,16 @@ def make_case(seed: int):
         up = Quaternion(tilt, tilt.length) @ Vector((0.0, 0.0, 1.0))
         target.location = up * reach * rng.uniform(0.5, 0.8)
         target.keyframe_insert("location", frame=frame)
-    return ob, target, count, rng
+    return ob, target, count, locked, rng
 
 
-def rotation_paths(ob, count: int) -> set:
+def rotation_paths(ob, count: int, locked: dict) -> set:
+    """The channels a bake owns: every rotation channel of the chain's bones but locked ones."""
     return {
         (f'pose.bones["B{i}"].{rotation_modes.data_path_and_size(ob.pose.bones[f"B{i}"].rotation_mode)[0]}', c)
         for i in range(count)
         for c in range(rotation_modes.data_path_and_size(ob.pose.bones[f"B{i}"].rotation_mode)[1])
+        if c != locked.get(i)
     }
 
 
@@ -127,17 +134,24 @@ def tip_error(ob, target, count: int) -> float:
 reset_scene()
 scene = bpy.context.scene
 for seed in range(CASES):
-    ob, target, count, rng = make_case(seed)
+    ob, target, count, locked, rng = make_case(seed)
     start = int(rng.integers(-5, 25))
     end = start + int(rng.integers(3, 40))
     step = int(rng.choice((1, 1, 2, 3, 5)))
     destination = str(rng.choice(DESTINATIONS))
     interpolation = str(rng.choice(INTERPOLATIONS))
     simplify = bool(rng.random() < 0.3)
+    cyclic = bool(rng.random() < 0.2)
+    ease_jumps = 12 if rng.random() < 0.2 else 0
+    influence = float(rng.uniform(0.3, 0.9)) if rng.random() < 0.2 else 1.0
+    options = [name for name, on in (("simplify", simplify), ("cyclic", cyclic), ("eased", ease_jumps)) if on]
+    options += [f"influence {influence:.2f}"] if influence < 1.0 else []
+    options += ["locks"] if locked else []
     label = f"case {seed} ({count} bones, {start}-{end} step {step}, {destination}, {interpolation}"
-    label += ", simplify)" if simplify else ")"
+    label += "".join(f", {option}" for option in options) + ")"
 
     add_chain(ob, f"B{count - 1}", count, target.name, mode="MANUAL")
+    ob.quat_ik.chains[0].influence = influence
     pose_mode(ob)
     old_action = ob.animation_data.action if ob.animation_data else None
     before = keys_of(old_action)
@@ -149,9 +163,11 @@ for seed in range(CASES):
         destination=destination,
         interpolation=interpolation,
         simplify=simplify,
+        cyclic=cyclic,
+        ease_jumps=ease_jumps,
     )
     checks.check(f"{label}: bake finished", result == {"FINISHED"}, result)
-    owned = rotation_paths(ob, count)
+    owned = rotation_paths(ob, count, locked)
     if destination == "NLA":
         new_action = ob.animation_data.nla_tracks[-1].strips[-1].action
         checks.check(
@@ -194,6 +210,23 @@ for seed in range(CASES):
     if destination != "ACTIVE_ACTION" or old_action is None:
         outside = [k for keys in after_new.values() for k in keys if not start <= k[0] <= end]
         checks.check(f"{label}: the new action holds keys in the range only", not outside, outside[:4])
+    else:
+        # Euler angles go on from the key before the range, without whole turns between.
+        turns = []
+        for (path, index), keys in after_new.items():
+            if (path, index) not in owned or not path.endswith("rotation_euler"):
+                continue
+            before_range = [k for k in keys if k[0] < start]
+            first = [k for k in keys if start <= k[0] <= end][:1]
+            if before_range and first and abs(first[0][1] - before_range[-1][1]) > math.pi + 1e-4:
+                turns.append(f"{path}[{index}]: {before_range[-1][1]:.3f} -> {first[0][1]:.3f}")
+        checks.check(f"{label}: Euler keys go on from the key before the range", not turns, "; ".join(turns))
+    held = [
+        f"B{i}: {ob.pose.bones[f'B{i}'].rotation_euler[axis]!r}"
+        for i, axis in locked.items()
+        if ob.pose.bones[f"B{i}"].rotation_euler[axis] != 0.0
+    ]
+    checks.check(f"{label}: locked angles hold", not held, "; ".join(held))
 
     # Played back, the range reaches the target (NLA: the strip plays under the active action,
     # so the active action is set aside for this).
@@ -204,7 +237,9 @@ for seed in range(CASES):
         scene.frame_set(frame)
         errors.append(tip_error(ob, target, count))
     limit = 1e-3 if not simplify else 1e-3 + 2e-3 * count * sum(b.length for b in ob.data.bones)
-    checks.check(f"{label}: played back, the keyed frames reach", max(errors) < limit, f"{max(errors):.2e}")
+    if influence == 1.0 and not ease_jumps:  # else the pose is meant to miss on the way
+        checks.check(f"{label}: played back, the keyed frames reach", max(errors) < limit, f"{max(errors):.2e}")
+    checks.check(f"{label}: played back, finite", all(math.isfinite(e) for e in errors))
     bpy.ops.object.mode_set(mode="OBJECT")
     ob.hide_set(True)
     target.hide_set(True)
