@@ -4,7 +4,8 @@
    show progress and stop on Esc). When ``input_sampling`` can vouch for all chains, they come
    straight from the F-curves and no frame is stepped; otherwise it steps through the frames
    once (``scene.frame_set``) and reads them from the evaluated scene, restoring the current
-   frame however it ends. The live/per-frame handlers are off meanwhile.
+   frame however it ends, and the transforms changed there without keys, which the frame
+   changes would replace (``unkeyed_edits``). The live/per-frame handlers are off meanwhile.
 2. ``solve()``: one batched solve per chain for all frames (``chain_solve``).
 3. ``write()``: all keys in bulk (``keyframes``), each bone in its rotation mode, into the
    active action, a new action, or a new NLA strip. Keys outside the range and on other
@@ -36,6 +37,7 @@ from . import (
     rotation_modes,
     runtime,
     solve_adapter,
+    unkeyed_edits,
 )
 from .errors import ChainError
 
@@ -190,6 +192,7 @@ class Bake:
         self.gather_path = "frame_set"
         scene = self.scene
         frame, subframe = scene.frame_current, scene.frame_subframe
+        edits = unkeyed_edits.UnkeyedEdits(scene)  # the frame changes below would replace them
         try:
             with runtime.suspend_solving():
                 depsgraph = depsgraph_getter()
@@ -208,6 +211,7 @@ class Bake:
         finally:
             with runtime.suspend_solving():
                 scene.frame_set(frame, subframe=subframe)
+                edits.restore()
 
     def gather_all(self, depsgraph_getter, progress=None) -> None:
         for fraction in self.gather(depsgraph_getter):

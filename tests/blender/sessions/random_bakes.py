@@ -3,17 +3,18 @@
 Each of 40 cases is drawn from a seed: a chain of two to four bones, each in a random rotation
 mode; keys already on its bones' rotation channels at random frames (some channels only),
 on their locations and on a bone outside the chain, or no action at all; a target gliding
-through the chain's reach; Euler bones may have an axis locked; then a bake with a random
-range, frame step, destination, interpolation and, on some, Remove Redundant Keys, Cyclic,
-Ease Jumps or an Influence below 1.
+through the chain's reach, sometimes nudged without a key at the current frame; Euler bones
+may have an axis locked; then a bake with a random range, frame step, destination,
+interpolation and, on some, Remove Redundant Keys, Cyclic, Ease Jumps or an Influence below 1.
 
 Checked from the action data and Blender's own evaluation: keys outside the baked range and
 on every channel the bake does not own keep their frames, values and interpolation; with
 Active Action the baked channels hold keys in the range on the step's frames only (and the
 range's last), with New Action and New NLA Strip the old action is untouched and the new one
 holds keys in the range only; the new keys are finite and in the bone's own channels, Euler
-keys go on from the key before the range, locked angles hold; played back, every frame of the
-range reaches the target (within the simplify tolerance's reach where keys were removed).
+keys go on from the key before the range, locked angles hold, a nudged target stays; played
+back, every frame of the range reaches the target (within the simplify tolerance's reach
+where keys were removed).
 
 argv: WORKDIR
 """
@@ -152,6 +153,10 @@ for seed in range(CASES):
 
     add_chain(ob, f"B{count - 1}", count, target.name, mode="MANUAL")
     ob.quat_ik.chains[0].influence = influence
+    nudged = None
+    if rng.random() < 0.3:  # the target moved without a key, to try a pose: the bake keeps it there
+        target.location = nudged = Vector(target.location) + unit(rng) * 0.1
+        label = label[:-1] + ", target nudged)"
     pose_mode(ob)
     old_action = ob.animation_data.action if ob.animation_data else None
     before = keys_of(old_action)
@@ -167,6 +172,8 @@ for seed in range(CASES):
         ease_jumps=ease_jumps,
     )
     checks.check(f"{label}: bake finished", result == {"FINISHED"}, result)
+    if nudged is not None:
+        checks.check(f"{label}: the nudged target stays", target.location == nudged, tuple(target.location))
     owned = rotation_paths(ob, count, locked)
     if destination == "NLA":
         new_action = ob.animation_data.nla_tracks[-1].strips[-1].action
