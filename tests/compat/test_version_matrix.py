@@ -10,10 +10,10 @@ reload, disable), in every supported Blender.
 
 The session script is ``sessions/smoke.py``; it prints one ``ok``/``FAIL`` line per check.
 Sessions of the main suite whose subject moved with Blender's APIs (bakes into actions
-with and without slots, bone renames and joins, shared actions) and the random rigs, bakes
-and bad input (every rotation mode and rig space, destination and key layout, fault, read back
-from that version's own evaluation) run again in bpy 4.2 and 4.5, the joins and the random
-sessions in the 3.4 binary.
+with and without slots, bone renames and joins, shared actions) and the random rigs, bakes,
+bad input and operations (every rotation mode and rig space, destination and key layout,
+fault, operator, read back from that version's own evaluation) run again in bpy 4.2 and 4.5,
+the joins and the random sessions in the 3.4 binary.
 """
 
 from __future__ import annotations
@@ -87,15 +87,16 @@ def test_smoke_in_blender34_binary(extension_zip: Path, tmp_path: Path) -> None:
 
 
 # Sessions of the main suite whose subject changed with Blender's action and data APIs (slots
-# from 4.4, session_uid), and the random rigs, bakes and bad input (every rotation mode and rig
-# space, destination and key layout, fault, read back from each version's own evaluation): run
-# again in the LTS modules (the --install form of the bootstrap).
+# from 4.4, session_uid), and the random sessions (every rotation mode and rig space,
+# destination and key layout, fault and operator, read back from each version's own
+# evaluation): run again in the LTS modules (the --install form of the bootstrap).
 BLENDER_SESSIONS = REPO_ROOT / "tests" / "blender" / "sessions"
 ACROSS_VERSIONS = (
     "bake_channels.py",
     "join_separate.py",
     "random_bad_input.py",
     "random_bakes.py",
+    "random_operations.py",
     "random_rigs.py",
     "renames.py",
     "shared_action.py",
@@ -119,9 +120,15 @@ def test_sessions_in_lts_bpy_modules(python: Path, session: str, extension_zip: 
 
 
 # Sessions whose subject leans on data behaviour that changed since 3.4 (session_uid, pose bone
-# ID properties carried by Join, Separate and Symmetrize), and the random rigs, bakes and bad
-# input, in Debian's 3.4 binary too.
-IN_BLENDER34 = ("join_separate.py", "random_bad_input.py", "random_bakes.py", "random_rigs.py")
+# ID properties carried by Join, Separate and Symmetrize), and the random sessions, in Debian's
+# 3.4 binary too.
+IN_BLENDER34 = (
+    "join_separate.py",
+    "random_bad_input.py",
+    "random_bakes.py",
+    "random_operations.py",
+    "random_rigs.py",
+)
 
 
 @pytest.mark.version_matrix

@@ -263,20 +263,33 @@ def scene_snapshot() -> dict:
 
 
 def snapshot_difference(before: dict, after: dict) -> str:
-    """'' if equal, else a short description of the first differences."""
-    if before == after:
-        return ""
-    lines = []
-    for key in sorted(set(before) | set(after)):
-        if before.get(key) != after.get(key):
-            a, b = before.get(key), after.get(key)
-            if isinstance(a, dict) and isinstance(b, dict):
-                for sub in sorted(set(a) | set(b), key=str):
-                    if a.get(sub) != b.get(sub):
-                        lines.append(f"{key}[{sub!r}] changed")
-            else:
-                lines.append(f"{key}: {a!r} -> {b!r}")
+    """'' if equal, else a short description of the first differences, down to the values
+    (``objects['Rig']['pose']['B1'][1]: (1.0, 0.0, 0.0, 0.0) -> ...``)."""
+    lines: list[str] = []
+    _differences("", before, after, lines)
     return "; ".join(lines[:6])
+
+
+def _differences(path: str, a, b, lines: list[str]) -> None:
+    if a == b or len(lines) >= 6:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            _differences(f"{path}[{key!r}]", a.get(key), b.get(key), lines)
+    elif isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and len(a) > 1:
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            # Settings are (name, value) pairs: name them rather than number them.
+            named = (
+                isinstance(x, tuple)
+                and len(x) == 2
+                and isinstance(x[0], str)
+                and x[0] == getattr(y, "__getitem__", lambda _: None)(0)
+            )
+            _differences(
+                f"{path}.{x[0]}" if named else f"{path}[{index}]", x[1] if named else x, y[1] if named else y, lines
+            )
+    else:
+        lines.append(f"{path.lstrip('.')}: {a!r} -> {b!r}")
 
 
 def radians(degrees: float) -> float:
