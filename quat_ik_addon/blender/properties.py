@@ -68,7 +68,8 @@ POLE_FACINGS = (
     (
         "ROOT_X",
         "Root X Axis",
-        "The root bone's X axis faces the pole, as in Blender's IK: a Pole Angle carries over from its constraint",
+        "The root bone's X axis, turned toward its Z axis by the Pole Angle, faces the pole, and solves start "
+        "turned toward the target and the pole, as in Blender's IK: a Pole Angle carries over from its constraint",
     ),
 )
 

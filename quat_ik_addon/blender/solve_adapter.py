@@ -17,7 +17,7 @@ from ..solver.goals import Goals
 from ..solver.jump_easing import ease_jumps
 from ..solver.learned_starts import LearnedStarts
 from ..solver.learned_starts import learn_start_poses as learn_starts
-from ..solver.pole import solve_facing_poles
+from ..solver.pole import blender_start, solve_facing_poles
 from ..solver.pose_jumps import visible_jumps as sequence_jumps
 from ..solver.sequence import solve_sequence
 from ..solver.sequence import tracking_a_miss as tracking_settings
@@ -119,6 +119,11 @@ def _run(chain: Chain, goals: Goals, request: SolveRequest, options: SolverOptio
         return solve_shot(chain, goals, start_rotations=start, settings=options.settings)
     if start is None and options.learned_starts is None:
         start = cold_start(chain)
+    if start is not None and request.poles is not None and options.pole_facing == "root_x":
+        # As Blender's IK: turned toward the goal and the pole first, which decides the bend.
+        angle = options.pole_angle if request.pole_angles is None else request.pole_angles
+        start = np.broadcast_to(start, (goals.count, chain.n_bones, 4)).copy()
+        start = blender_start(chain, start, goals.positions, request.poles, angle)
     return solve_goals(
         chain,
         goals,

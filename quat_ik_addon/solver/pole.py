@@ -5,9 +5,14 @@ goal without moving the effector. A pole picks that swing: the chain is turned a
 line until its bend (the mean of its joints' heads, seen across the line) points at the
 pole, plus ``pole_angle``; the turn is about a line through the root's head, so it is a
 change of the root joint alone and leaves the effector where it was. The turned pose is then
-solved again from there (joint limits may hold the root back), which keeps the goal. Facing
-"root_x" turns the root bone's X axis to the pole instead, as Blender's IK does, so a pole
-angle set for Blender's IK constraint means the same here.
+solved again from there (joint limits may hold the root back), which keeps the goal.
+
+Facing "root_x" is Blender's IK (``intern/iksolver``, IK_QJacobianSolver::ConstrainPoleVector):
+the root bone's X axis turned toward its Z axis by the pole angle, X·cos a + Z·sin a, faces the
+pole, so a pole angle set for Blender's IK constraint means the same here. Blender also turns
+the chain that way before it solves (``blender_start``: the effector toward the goal, that
+axis toward the pole), which decides the bend its solve finds from there; a solve started the
+same way bends as Blender's does.
 """
 
 from __future__ import annotations
@@ -36,9 +41,20 @@ def _across(vectors: Array, axis: Array) -> Array:
     return vectors - axis * np.einsum("ij,ij->i", vectors, axis)[:, None]
 
 
-def _facing(chain: Chain, rotations: Array, goals: Array, facing: str) -> tuple[ChainPose, Array, Array, Array]:
+def _blender_up(pose: ChainPose, pole_angle: float | Array) -> Array:
+    """The root bone's X axis turned toward its Z axis by the pole angle (N, 3): what Blender's
+    IK turns to the pole (X·cos a + Z·sin a, IK_QJacobianSolver::ConstrainPoleVector)."""
+    angle = np.broadcast_to(np.asarray(pole_angle, dtype=float), (len(pose.rotations),))
+    local = np.stack((np.cos(angle), np.zeros_like(angle), np.sin(angle)), axis=-1)
+    return quat.rotate(pose.rotations[:, 0], local)
+
+
+def _facing(
+    chain: Chain, rotations: Array, goals: Array, facing: str, pole_angle: float | Array = 0.0
+) -> tuple[ChainPose, Array, Array, Array]:
     """Per pose: the posed chain, the unit root-to-goal axis (N, 3), the line's length (N,) and
-    what faces the pole (``face_pole``), seen across that line (N, 3)."""
+    what faces the pole (``face_pole``), seen across that line (N, 3); for "root_x" that takes
+    the pole angle in already (``_blender_up``)."""
     if facing not in POLE_FACINGS:
         raise ValueError(f"facing must be one of {POLE_FACINGS}, not {facing!r}")
     pose = chain.forward_kinematics(rotations)
@@ -47,10 +63,22 @@ def _facing(chain: Chain, rotations: Array, goals: Array, facing: str) -> tuple[
     length = quat.length(line)
     axis = line / np.maximum(length, 1e-300)[:, None]
     if facing == "root_x":
-        bend = _across(quat.rotate(pose.rotations[:, 0], np.array([1.0, 0.0, 0.0])) * chain.reach, axis)
+        bend = _across(_blender_up(pose, pole_angle) * chain.reach, axis)
     else:
         bend = _across(np.mean(pose.heads[:, 1:] - root[:, None], axis=1) if chain.n_bones > 1 else line, axis)
     return pose, axis, length, bend
+
+
+def _turn_root(pose: ChainPose, rotations: Array, turn: Array) -> Array:
+    """Poses whose root joint is turned by ``turn`` (N, 4), a rotation in the root frame about
+    the root's head: the root's posed frame is P·q with P its frame before its own rotation,
+    and T·P·q = P·(P⁻¹·T·P·q)."""
+    before_root = pose.pre_rotations[:, 0]
+    turned = rotations.copy()
+    turned[:, 0] = quat.multiply(
+        quat.conjugate(before_root), quat.multiply(turn, quat.multiply(before_root, rotations[:, 0]))
+    )
+    return turned
 
 
 def pole_positions(
@@ -66,11 +94,12 @@ def pole_positions(
     root-to-goal line (goals (N, 3), root frame), ``distance`` reaches away, toward what faces
     the pole turned back by ``pole_angle``. NaN rows where a pose gives no direction: a goal
     on the root, or a chain whose bend is under ``straight_below`` reaches (straight)."""
-    pose, axis, length, bend = _facing(chain, rotations, goals, facing)
+    pose, axis, length, bend = _facing(chain, rotations, goals, facing, pole_angle)
     root = pose.heads[:, 0]
     scale = straight_below * chain.reach
     defined = (length > scale) & (quat.length(bend) > scale)
-    toward = quat.rotate(quat.from_axis_angle(axis, np.full(len(axis), -pole_angle)), bend)
+    back = 0.0 if facing == "root_x" else -pole_angle  # Blender's up vector holds the angle already
+    toward = quat.rotate(quat.from_axis_angle(axis, np.full(len(axis), back)), bend)
     toward /= np.maximum(quat.length(toward), 1e-300)[:, None]
     positions = root + 0.5 * (goals - root) + toward * (np.asarray(distance, dtype=float) * chain.reach)[..., None]
     return np.where(defined[:, None], positions, np.nan)
@@ -83,26 +112,53 @@ def face_pole(
 
     ``goals`` and ``poles`` are (N, 3) positions in the root frame; ``pole_angle`` (radians)
     turns the bend further, right-handed about the root-to-goal line. ``facing`` says what faces
-    the pole: "bend", the mean of the joints' heads, or "root_x", the root bone's X axis, as
-    Blender's IK has it (``intern/iksolver``, IK_QJacobianSolver::ConstrainPoleVector).
+    the pole: "bend", the mean of the joints' heads, or "root_x", the root bone's X axis turned
+    toward its Z axis by the pole angle, as Blender's IK has it (module docstring).
     """
-    pose, axis, length, bend = _facing(chain, rotations, goals, facing)
+    pose, axis, length, bend = _facing(chain, rotations, goals, facing, pole_angle)
     root = pose.heads[:, 0]
     wanted = _across(poles - root, axis)
     scale = UNDEFINED_BELOW * chain.reach
     defined = (length > scale) & (quat.length(bend) > scale) & (quat.length(wanted) > scale)
     # Signed angle from the bend to the wanted direction, about the axis (atan2 form).
     angle = np.arctan2(np.einsum("ij,ij->i", axis, np.cross(bend, wanted)), np.einsum("ij,ij->i", bend, wanted))
-    angle = np.where(defined, angle + pole_angle, 0.0)
-    turn = quat.from_axis_angle(axis, angle)
-    # The root's posed frame is P·q with P its frame before its own rotation; turning it by T
-    # in the root frame gives T·P·q = P·(P⁻¹·T·P·q).
-    before_root = pose.pre_rotations[:, 0]
-    turned = rotations.copy()
-    turned[:, 0] = quat.multiply(
-        quat.conjugate(before_root), quat.multiply(turn, quat.multiply(before_root, rotations[:, 0]))
+    angle = np.where(defined, angle + (0.0 if facing == "root_x" else pole_angle), 0.0)
+    return _turn_root(pose, rotations, quat.from_axis_angle(axis, angle))
+
+
+def _look_at(direction: Array, up: Array) -> Array:
+    """Rows (N, 3, 3) of a frame looking along unit ``direction`` with ``up`` across it (gluLookAt's)."""
+    side = np.cross(direction, up)
+    side /= np.maximum(quat.length(side), 1e-300)[:, None]
+    return np.stack((side, np.cross(side, direction), -direction), axis=-2)
+
+
+def blender_start(chain: Chain, rotations: Array, goals: Array, poles: Array, pole_angle: float | Array) -> Array:
+    """Start poses (N, n, 4) turned at the root as Blender's IK turns a chain before it solves:
+    the effector's direction from the root onto the goal's, Blender's up vector (``_blender_up``)
+    toward the pole, one rotation taking the first frame onto the second (IK_QJacobianSolver::
+    ConstrainPoleVector), then clamped into the limits. Poses where either frame is undefined
+    (the effector, goal or pole on the root's line) stay."""
+    pose = chain.forward_kinematics(rotations)
+    root = pose.heads[:, 0]
+    reach = pose.effector - root
+    line = goals - root
+    up = _blender_up(pose, pole_angle)
+    toward_pole = poles - root
+    scale = UNDEFINED_BELOW * chain.reach
+    defined = (
+        (quat.length(reach) > scale)
+        & (quat.length(line) > scale)
+        & (quat.length(_across(up, reach / np.maximum(quat.length(reach), 1e-300)[:, None])) > UNDEFINED_BELOW)
+        & (quat.length(_across(toward_pole, line / np.maximum(quat.length(line), 1e-300)[:, None])) > scale)
     )
-    return turned
+    if not np.any(defined):
+        return rotations
+    now = _look_at(reach / np.maximum(quat.length(reach), 1e-300)[:, None], up)
+    wanted = _look_at(line / np.maximum(quat.length(line), 1e-300)[:, None], toward_pole)
+    turn = quat.from_matrix(np.swapaxes(wanted, -1, -2) @ now)
+    turn[~defined] = np.array([1.0, 0.0, 0.0, 0.0])
+    return chain.clamp_to_limits(_turn_root(pose, rotations, turn))
 
 
 def solve_facing_poles(

@@ -7,7 +7,7 @@ from test_ccd import assert_result_is_honest
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver import reference_chains
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.pole import face_pole, pole_positions, solve_facing_poles
+from quat_ik_addon.solver.pole import blender_start, face_pole, pole_positions, solve_facing_poles
 from quat_ik_addon.solver.settings import SolveSettings
 from quat_ik_addon.solver.solve import solve
 
@@ -37,8 +37,21 @@ def test_turning_to_face_a_pole_keeps_the_effector():
     np.testing.assert_allclose(bend_side(chain, turned, effector, poles), 1.0, atol=1e-9)
 
 
+def across_line(vectors, axis):
+    """Unit parts of (N, 3) vectors perpendicular to unit axes (N, 3)."""
+    vectors = vectors - axis * np.einsum("ij,ij->i", vectors, axis)[:, None]
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def blender_up(chain, rotations, pole_angle):
+    """Blender's IK pole up vector (ConstrainPoleVector): the root bone's X·cos a + Z·sin a."""
+    root_frame = chain.forward_kinematics(rotations).rotations[:, 0]
+    return quat.rotate(root_frame, [np.cos(pole_angle), 0.0, np.sin(pole_angle)])
+
+
 def test_the_root_x_axis_faces_the_pole_at_the_pole_angle_as_in_blender():
-    """Blender's IK turns the root bone's X axis to the pole, then on by the pole angle."""
+    """Blender's IK turns the root bone's X axis, turned toward its Z axis by the pole angle, to
+    the pole (seen across the root-goal line)."""
     chain = reference_chains.free_chain(3)
     rng = np.random.default_rng(4)
     rotations = chain.random_poses(rng, 40)
@@ -49,15 +62,27 @@ def test_the_root_x_axis_faces_the_pole_at_the_pole_angle_as_in_blender():
     turned = face_pole(chain, rotations, effector, poles, pole_angle, facing="root_x")
     np.testing.assert_allclose(chain.forward_kinematics(turned).effector, effector, atol=1e-12)
     axis = (effector - root) / np.linalg.norm(effector - root, axis=1, keepdims=True)
+    up = across_line(blender_up(chain, turned, pole_angle), axis)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", up, across_line(poles - root, axis)), 1.0, atol=1e-9)
 
-    def across(v):
-        v = v - axis * np.einsum("ij,ij->i", v, axis)[:, None]
-        return v / np.linalg.norm(v, axis=1, keepdims=True)
 
-    x_axis = across(quat.rotate(chain.forward_kinematics(turned).rotations[:, 0], [1.0, 0.0, 0.0]))
-    to_pole = across(poles - root)
-    angle = np.arctan2(np.einsum("ij,ij->i", axis, np.cross(to_pole, x_axis)), np.einsum("ij,ij->i", to_pole, x_axis))
-    np.testing.assert_allclose(angle, pole_angle, atol=1e-9)
+def test_blender_start_turns_the_chain_toward_the_goal_and_its_up_vector_to_the_pole():
+    """Before it solves, Blender's IK turns the chain at its root: the effector's direction onto
+    the goal's, the up vector toward the pole; nothing else of the pose changes."""
+    chain = reference_chains.free_chain(3)
+    rng = np.random.default_rng(8)
+    rotations = chain.random_poses(rng, 30)
+    goals, poles = rng.normal(size=(30, 3)) * 2.0, rng.normal(size=(30, 3)) * 2.0
+    pole_angle = np.radians(70.0)
+    start = blender_start(chain, rotations, goals, poles, pole_angle)
+    pose = chain.forward_kinematics(start)
+    root = pose.heads[:, 0]
+    axis = (goals - root) / np.linalg.norm(goals - root, axis=1, keepdims=True)
+    reach = (pose.effector - root) / np.linalg.norm(pose.effector - root, axis=1, keepdims=True)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", reach, axis), 1.0, atol=1e-9)
+    up = across_line(blender_up(chain, start, pole_angle), axis)
+    np.testing.assert_allclose(np.einsum("ij,ij->i", up, across_line(poles - root, axis)), 1.0, atol=1e-9)
+    assert np.max(quat.angle_between(start[:, 1:], rotations[:, 1:])) < 1e-7
 
 
 @pytest.mark.parametrize("facing", ["bend", "root_x"])
