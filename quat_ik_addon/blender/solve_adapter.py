@@ -108,6 +108,17 @@ def cold_start(chain: Chain) -> np.ndarray:
     return chain.centre_pose()
 
 
+def _blender_start(chain: Chain, start: np.ndarray, goals: Goals, request: SolveRequest, options: SolverOptions):
+    """Start poses (one per goal) turned toward the goal and the pole as Blender's IK turns a
+    chain before solving, for a pole faced as Blender's (``pole.blender_start``); else as given."""
+    if request.poles is None or options.pole_facing != "root_x":
+        return start
+    angle = options.pole_angle if request.pole_angles is None else request.pole_angles
+    angle = np.broadcast_to(np.asarray(angle, dtype=float), (len(request.poles),))[: goals.count]
+    start = np.broadcast_to(start, (goals.count, chain.n_bones, 4)).copy()
+    return blender_start(chain, start, goals.positions, request.poles[: goals.count], angle)
+
+
 def _run(chain: Chain, goals: Goals, request: SolveRequest, options: SolverOptions) -> SolveResult:
     start = request.start
     if request.sequence:
@@ -116,14 +127,16 @@ def _run(chain: Chain, goals: Goals, request: SolveRequest, options: SolverOptio
         solve_shot = solve_cycle if options.cyclic else solve_sequence
         # From rest when no pose is given: a shot follows the branch its first frame lands on,
         # and from the middle of the limits the demo's bakes were as often worse as better.
+        if request.poles is not None and options.pole_facing == "root_x":
+            # Its first frame bends as a single frame solved on its own would (below).
+            first = goals.take(np.array([0]))
+            start = _blender_start(chain, chain.rest_pose() if start is None else start, first, request, options)[0]
         return solve_shot(chain, goals, start_rotations=start, settings=options.settings)
     if start is None and options.learned_starts is None:
         start = cold_start(chain)
-    if start is not None and request.poles is not None and options.pole_facing == "root_x":
+    if start is not None:
         # As Blender's IK: turned toward the goal and the pole first, which decides the bend.
-        angle = options.pole_angle if request.pole_angles is None else request.pole_angles
-        start = np.broadcast_to(start, (goals.count, chain.n_bones, 4)).copy()
-        start = blender_start(chain, start, goals.positions, request.poles, angle)
+        start = _blender_start(chain, start, goals, request, options)
     return solve_goals(
         chain,
         goals,

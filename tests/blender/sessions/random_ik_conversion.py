@@ -9,7 +9,8 @@ Checked against Blender's pose: the chain reaches the target as Blender's IK doe
 the pole at the pole angle as Blender's IK defines it (the root bone's X axis turned toward its
 Z axis by the angle points at the pole, seen across the root-to-target line; within 0.5°).
 Blender's own solve drifts off that after turning the chain toward it; a two-bone chain, whose
-bend the turn decides, points every bone as in Blender's pose but for that drift.
+bend the turn decides, points every bone as in Blender's pose but for that drift. A bake's first
+frame bends as the frame solved on its own.
 
 argv: WORKDIR
 """
@@ -109,5 +110,12 @@ for seed in range(CASES):
             off < abs(blender_facing) + 1.0,
             f"{off:.2f}° (drift {blender_facing:.2f}°)",
         )
+    # A bake's first frame bends as the frame solved on its own.
+    solved = bone_directions(rig, count)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 3
+    bpy.ops.quat_ik.bake(frame_start=1, frame_end=3, destination="NEW_ACTION")
+    bpy.context.scene.frame_set(1)
+    off = max(math.degrees(a.angle(b)) for a, b in zip(bone_directions(rig, count), solved, strict=True))
+    checks.check(f"{label}: a bake's first frame bends as the frame solved alone", off < 1.0, f"{off:.3f}°")
 
 checks.close()
