@@ -125,12 +125,15 @@ def _run(chain: Chain, goals: Goals, request: SolveRequest, options: SolverOptio
         if start is not None and np.ndim(start) == 3:
             start = start[0]  # a shot starts from one pose
         solve_shot = solve_cycle if options.cyclic else solve_sequence
-        # From rest when no pose is given: a shot follows the branch its first frame lands on,
-        # and from the middle of the limits the demo's bakes were as often worse as better.
+        if start is None:
+            # From where a frame solved on its own starts (Per Frame, Solve Now): a bake starts on
+            # the branch the preview showed (a one-frame bake keys Per Frame's pose; the demo's
+            # and the benchmarks' shots are as good as from rest, which started elsewhere).
+            start = cold_start(chain)
         if request.poles is not None and options.pole_facing == "root_x":
             # Its first frame bends as a single frame solved on its own would (below).
             first = goals.take(np.array([0]))
-            start = _blender_start(chain, chain.rest_pose() if start is None else start, first, request, options)[0]
+            start = _blender_start(chain, start, first, request, options)[0]
         return solve_shot(chain, goals, start_rotations=start, settings=options.settings)
     if start is None and options.learned_starts is None:
         start = cold_start(chain)

@@ -8,7 +8,7 @@ moved, turned and scaled, non-uniformly and negatively too. A target is put wher
 pose inside the limits puts the tip (its rotation matched too on every third rig), the chain
 solved from rest, then the target moved out of reach and solved again, dragged back in Live
 mode, then animated over a few frames, played in Per Frame mode forwards and in a shuffled
-order, and baked. Free bones in Euler modes may have an axis locked, bones a
+order, baked at its first frame alone (the Per Frame pose) and over all of them. Free bones in Euler modes may have an axis locked, bones a
 uniform pose scale, unconnected ones a pose location, the chain an effector offset.
 
 What is checked is read back from Blender, not from the add-on: each bone's rotation
@@ -419,8 +419,18 @@ for seed in range(RIGS):
         if abs(wrapped(largest)) > 1e-5:
             differences.append(f"frame {frame}: {math.degrees(largest):.4f}°")
     checks.check(f"{label}, Per Frame: the same poses in any order", not differences, "; ".join(differences))
+    # A bake of that one frame keys the pose Per Frame showed (the same branch: within 1°).
     chain.mode = "MANUAL"
+    bpy.ops.quat_ik.bake(frame_start=1, frame_end=1, destination="NEW_ACTION")
+    scene.frame_set(2)
     scene.frame_set(1)
+    turned = max(
+        abs(wrapped(a.rotation_difference(b).angle)) for a, b in zip(basis_rotations(ob, count), played[1], strict=True)
+    )
+    checks.check(
+        f"{label}: a one-frame bake keys the Per Frame pose", turned < math.radians(1.0), f"{math.degrees(turned):.3f}°"
+    )
+    ob.animation_data.action = None
 
     result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=8)
     checks.check(f"{label}: bake finished", result == {"FINISHED"}, result)
