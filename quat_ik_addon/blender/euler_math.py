@@ -54,15 +54,21 @@ def wrapped_angles(angles: np.ndarray) -> np.ndarray:
     return (angles + np.pi) % (2.0 * np.pi) - np.pi
 
 
+def other_triple(euler: np.ndarray, order: str) -> np.ndarray:
+    """(…, 3) Euler angles (by axis) of the same rotations as ``euler``, the other triple:
+    a + π, π − b, c + π for the order's first, middle and last axes (not wrapped)."""
+    i, j, k = (_AXES.index(axis) for axis in order)
+    other = np.array(euler, dtype=float)
+    other[..., i] += np.pi
+    other[..., j] = np.pi - other[..., j]
+    other[..., k] += np.pi
+    return other
+
+
 def both_triples(quaternions: np.ndarray, order: str) -> tuple[np.ndarray, np.ndarray]:
     """(F, 3) each: the triple with the middle angle within ±90° and the other one, by axis."""
     first = quaternion_to_euler(quaternions, order)
-    i, j, k = (_AXES.index(axis) for axis in order)
-    other = first.copy()
-    other[:, i] += np.pi
-    other[:, j] = np.pi - first[:, j]
-    other[:, k] += np.pi
-    return first, wrapped_angles(other)
+    return first, wrapped_angles(other_triple(first, order))
 
 
 def smallest_euler(q: np.ndarray, order: str) -> np.ndarray:

@@ -23,7 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..solver import quaternion as quat
-from .euler_math import EULER_ORDERS, euler_to_quaternion, quaternion_to_euler, smallest_euler
+from .euler_math import (
+    EULER_ORDERS,
+    euler_to_quaternion,
+    other_triple,
+    quaternion_to_euler,
+    smallest_euler,
+    wrapped_angles,
+)
 
 
 class _LockWrapper:
@@ -58,8 +65,10 @@ class LockedEulerJoint(_LockWrapper):
 
     ``smallest``: of a rotation's two Euler triples take the one with the smaller sum of
     absolute angles, as Blender's quaternion-to-Euler conversion does (``mat3_normalized_to_eul``),
-    which its rotate tool locks for quaternion and axis-angle bones; else the one whose middle
-    angle is within ±90°.
+    which its rotate tool locks for quaternion and axis-angle bones. Else (an Euler bone, whose
+    channels are the triple itself) a rotation is allowed when either of its triples has the
+    locked values, so a bone posed with its middle angle past ±90° keeps its pose: the lock
+    sets them in both triples and keeps the nearer rotation.
     """
 
     inner: object
@@ -68,12 +77,19 @@ class LockedEulerJoint(_LockWrapper):
     values: tuple[float, float, float]
     smallest: bool = False
 
-    def _lock(self, q: np.ndarray) -> np.ndarray:
-        euler = quaternion_to_euler(q, self.order) if not self.smallest else smallest_euler(q, self.order)
+    def _held(self, euler: np.ndarray) -> np.ndarray:
         for axis in range(3):
             if self.locked[axis]:
                 euler[..., axis] = self.values[axis]
         return euler_to_quaternion(euler, self.order)
+
+    def _lock(self, q: np.ndarray) -> np.ndarray:
+        if self.smallest:
+            return self._held(smallest_euler(q, self.order))
+        first = quaternion_to_euler(q, self.order)
+        from_first, from_other = self._held(first), self._held(other_triple(first, self.order))
+        first_nearer = quat.angle_between(from_first, q) <= quat.angle_between(from_other, q)
+        return np.where(first_nearer[..., None], from_first, from_other)
 
 
 # The locked part of a 4D-locked rotation keeps at least this much along its held direction:
@@ -239,12 +255,29 @@ class HeldChannels:
         if not locked.any():
             return values
         if self.mode in EULER_ORDERS:
-            values[:, locked] = held[locked]
+            values = _euler_held(values, self.mode, locked, held)
         elif self.mode == "QUATERNION":
             values = _scaled_to_held(values, locked, held)
         else:
             values = _axis_angle_held(values, locked, held)
         return values
+
+
+def _euler_held(values: np.ndarray, order: str, locked: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """Euler rows (by axis) of solved rotations with the held angles. A rotation has two Euler
+    triples (``euler_math.other_triple``) and the row may be either (the one that continues the
+    curve): the one whose locked angles are the held ones, up to whole turns, is kept (the
+    solver's lock guarantees one is), its other angles moved by the whole turns that bring
+    them nearest the row's own, the locked ones set exactly."""
+    other = other_triple(values, order)
+
+    def off(triples: np.ndarray) -> np.ndarray:
+        return np.max(np.abs(wrapped_angles(triples[:, locked] - held[locked])), axis=1)
+
+    chosen = np.where((off(other) < off(values))[:, None], other, values)
+    chosen += 2.0 * np.pi * np.round((values - chosen) / (2.0 * np.pi))
+    chosen[:, locked] = held[locked]
+    return chosen
 
 
 def _scaled_to_held(raw: np.ndarray, locked: np.ndarray, held: np.ndarray) -> np.ndarray:

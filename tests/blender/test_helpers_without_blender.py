@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from quat_ik_addon.blender.euler_curves import euler_curves
-from quat_ik_addon.blender.euler_math import EULER_ORDERS, both_triples, euler_to_quaternion, quaternion_to_euler
+from quat_ik_addon.blender.euler_math import (
+    EULER_ORDERS,
+    both_triples,
+    euler_to_quaternion,
+    other_triple,
+    quaternion_to_euler,
+    wrapped_angles,
+)
 from quat_ik_addon.blender.keyframes import simplify
 from quat_ik_addon.blender.locks import HeldChannels, LockedComponentsJoint, LockedEulerJoint
 from quat_ik_addon.solver import quaternion as quat
@@ -65,14 +72,35 @@ def test_euler_curves_are_the_rotations_and_never_jump(order: str) -> None:
     assert euler_curves(q[:0], order).shape == (0, 3)
 
 
-def test_locked_euler_joint_keeps_locked_angles_exactly() -> None:
-    joint = LockedEulerJoint(FreeJoint(), "ZXY", (False, True, False), (0.0, 0.35, 0.0))
+@pytest.mark.parametrize("order", EULER_ORDERS)
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_locked_euler_joint_keeps_locked_angles_exactly(order: str, axis: int) -> None:
+    """An Euler bone's channels are one of its rotation's two Euler triples: the lock allows a
+    rotation when either has the locked angle, brings others to the nearer of the rotations
+    setting it in one triple or the other, and the writer writes the triple that has it."""
+    locked = tuple(i == axis for i in range(3))
+    values = tuple(0.35 if i == axis else 0.0 for i in range(3))
+    joint = LockedEulerJoint(FreeJoint(), order, locked, values)
     rng = np.random.default_rng(1)
-    q = quat.normalize(rng.normal(size=(50, 4)))
+    q = quat.normalize(rng.normal(size=(200, 4)))
     clamped = joint.clamp(q)
-    euler = quaternion_to_euler(clamped, "ZXY")
-    assert np.allclose(euler[:, 1], 0.35, atol=1e-12)
+    first = quaternion_to_euler(clamped, order)
+    other = wrapped_angles(other_triple(first, order))
+    assert np.all(np.isclose(first[:, axis], 0.35, atol=1e-9) | np.isclose(other[:, axis], 0.35, atol=1e-9))
     assert np.all(joint.violation(clamped) < 1e-9)
+    # Never further from q than setting the angle in the ±90° triple alone (the old rule).
+    only_first = quaternion_to_euler(q, order)
+    only_first[:, axis] = 0.35
+    assert np.all(
+        quat.angle_between(clamped, q) <= quat.angle_between(euler_to_quaternion(only_first, order), q) + 1e-12
+    )
+    # Written from either triple (as Euler continuity may leave it), the held angle is exact
+    # and the rotation the solved one.
+    held = HeldChannels(order, locked, values)
+    for rows in (first, other_triple(first, order) + 2.0 * np.pi):
+        written = held.restore(rows)
+        assert np.all(written[:, axis] == 0.35)
+        assert np.max(quat.angle_between(euler_to_quaternion(written, order), clamped)) < 1e-9
 
 
 # (w, x, y, z) channels locked in 4D, and held raw values: some on a ray, some at zero.

@@ -370,6 +370,31 @@ for seed in range(RIGS):
     moved = [name for name, matrix in outside.items() if ob.pose.bones[name].matrix_basis != matrix]
     checks.check(f"{label}: bones outside the chain untouched", not moved, moved)
 
+    # Posed by hand inside the limits, target and pole snapped to it: solving keeps the pose
+    # (the FK-to-IK match), whichever way the pole is faced and at whatever angle.
+    pole = empty(f"Pole{seed}", tuple(rng.normal(size=3)))
+    chain.pole_object = pole
+    chain.pole_facing = "ROOT_X" if rng.random() < 0.5 else "BEND"
+    chain.pole_angle = float(rng.uniform(-math.pi, math.pi))
+    for i, limit in enumerate(limits):
+        set_rotation(ob.pose.bones[f"B{i}"], inside_pose(rng, limit))
+        if locks[i] is not None:
+            ob.pose.bones[f"B{i}"].rotation_euler[locks[i]] = 0.0
+    by_hand = basis_rotations(ob, count)
+    snapped = bpy.ops.quat_ik.snap_target(pole=True)
+    bpy.ops.quat_ik.solve()
+    turned = max(
+        abs(wrapped(a.rotation_difference(b).angle)) for a, b in zip(basis_rotations(ob, count), by_hand, strict=True)
+    )
+    checks.check(
+        f"{label}, snapped ({chain.pole_facing.lower()} pole at {math.degrees(chain.pole_angle):.0f}°): solving keeps the pose",
+        snapped == {"FINISHED"} and turned < math.radians(0.5),
+        f"{math.degrees(turned):.3f}°",
+    )
+    chain.pole_object = None
+    chain.orientation_mode = "NONE"
+    target.rotation_quaternion = target.rotation_quaternion  # (the snap may have turned it)
+
     # Out of reach: twice the chain's length (at the largest scale) from its root's head.
     evaluated = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
     root_head = evaluated.matrix_world @ evaluated.pose.bones["B0"].head
