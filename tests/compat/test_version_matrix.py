@@ -96,6 +96,7 @@ ACROSS_VERSIONS = (
     "join_separate.py",
     "random_bad_input.py",
     "random_bakes.py",
+    "random_chain_trees.py",
     "random_operations.py",
     "random_rigs.py",
     "renames.py",
@@ -126,6 +127,7 @@ IN_BLENDER34 = (
     "join_separate.py",
     "random_bad_input.py",
     "random_bakes.py",
+    "random_chain_trees.py",
     "random_operations.py",
     "random_rigs.py",
 )
