@@ -91,17 +91,18 @@ def test_smoke_in_blender34_binary(extension_zip: Path, tmp_path: Path) -> None:
 # destination and key layout, fault and operator, read back from each version's own
 # evaluation): run again in the LTS modules (the --install form of the bootstrap).
 BLENDER_SESSIONS = REPO_ROOT / "tests" / "blender" / "sessions"
-ACROSS_VERSIONS = (
-    "bake_channels.py",
-    "join_separate.py",
+# Random rigs, bakes, bad input, chain trees, IK conversions and operations (every rotation
+# mode and rig space, destination and key layout, fault and operator), read back from each
+# version's evaluation.
+RANDOM_SESSIONS = (
     "random_bad_input.py",
     "random_bakes.py",
     "random_chain_trees.py",
+    "random_ik_conversion.py",
     "random_operations.py",
     "random_rigs.py",
-    "renames.py",
-    "shared_action.py",
 )
+ACROSS_VERSIONS = ("bake_channels.py", "join_separate.py", "renames.py", "shared_action.py", *RANDOM_SESSIONS)
 
 
 LTS_MODULES = [
@@ -123,14 +124,7 @@ def test_sessions_in_lts_bpy_modules(python: Path, session: str, extension_zip: 
 # Sessions whose subject leans on data behaviour that changed since 3.4 (session_uid, pose bone
 # ID properties carried by Join, Separate and Symmetrize), and the random sessions, in Debian's
 # 3.4 binary too.
-IN_BLENDER34 = (
-    "join_separate.py",
-    "random_bad_input.py",
-    "random_bakes.py",
-    "random_chain_trees.py",
-    "random_operations.py",
-    "random_rigs.py",
-)
+IN_BLENDER34 = ("join_separate.py", *RANDOM_SESSIONS)
 
 
 @pytest.mark.version_matrix

@@ -294,3 +294,33 @@ def _differences(path: str, a, b, lines: list[str]) -> None:
 
 def radians(degrees: float) -> float:
     return math.radians(degrees)
+
+
+# ---------------------------------------------------------------- random rigs
+
+
+def random_unit(rng) -> Vector:
+    """A direction drawn uniformly (``rng``: a numpy Generator)."""
+    return Vector(rng.normal(size=3)).normalized()
+
+
+def set_rotation(pose_bone, q) -> None:
+    """Give a pose bone the rotation ``q`` (a mathutils Quaternion) in its own rotation mode."""
+    mode = pose_bone.rotation_mode
+    if mode == "QUATERNION":
+        pose_bone.rotation_quaternion = q
+    elif mode == "AXIS_ANGLE":
+        axis, angle = q.to_axis_angle()
+        pose_bone.rotation_axis_angle = (angle, *axis)
+    else:
+        pose_bone.rotation_euler = q.to_euler(mode)
+
+
+def channels_finite(*armatures) -> bool:
+    """Whether every rotation channel of every pose bone of ``armatures`` is a number."""
+    for ob in armatures:
+        for pose_bone in ob.pose.bones:
+            values = (*pose_bone.rotation_quaternion, *pose_bone.rotation_euler, *pose_bone.rotation_axis_angle)
+            if not all(math.isfinite(v) for v in values):
+                return False
+    return True

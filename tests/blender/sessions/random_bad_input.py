@@ -19,6 +19,7 @@ from mathutils import Vector
 from tests.blender.sessions.common import (
     Checks,
     add_chain,
+    channels_finite,
     empty,
     make_rig,
     pose_mode,
@@ -135,13 +136,6 @@ FAULTS = {
         setattr(chain, "tolerance", 0.0),
     ),
 }
-
-
-def channels_finite(ob) -> bool:
-    values = []
-    for pose_bone in ob.pose.bones:
-        values += [*pose_bone.rotation_quaternion, *pose_bone.rotation_euler, *pose_bone.rotation_axis_angle]
-    return all(math.isfinite(v) for v in values)
 
 
 def finite_unless_given(ob, given: bool) -> bool:

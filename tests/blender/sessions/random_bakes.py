@@ -25,7 +25,15 @@ import bpy
 import numpy as np
 from mathutils import Quaternion, Vector
 
-from tests.blender.sessions.common import Checks, add_chain, empty, pose_mode, reset_scene, submodule
+from tests.blender.sessions.common import (
+    Checks,
+    add_chain,
+    empty,
+    pose_mode,
+    random_unit,
+    reset_scene,
+    submodule,
+)
 
 checks = Checks("random bakes keep what they do not own")
 compat = submodule("compat")
@@ -35,10 +43,6 @@ ROTATION_MODES = rotation_modes.ROTATION_MODES
 CASES = 40
 DESTINATIONS = ("ACTIVE_ACTION", "NEW_ACTION", "NLA")
 INTERPOLATIONS = ("BEZIER", "LINEAR", "CONSTANT")
-
-
-def unit(rng) -> Vector:
-    return Vector(rng.normal(size=3)).normalized()
 
 
 def keys_of(action) -> dict:
@@ -69,7 +73,7 @@ def make_case(seed: int):
         bone = armature.edit_bones.new(f"B{i}")
         lengths.append(rng.uniform(0.7, 1.0))
         # Bent a little from straight up, so the solve is well defined from rest.
-        direction = (Vector((0.0, 0.0, 1.0)) + unit(rng) * 0.3).normalized()
+        direction = (Vector((0.0, 0.0, 1.0)) + random_unit(rng) * 0.3).normalized()
         bone.head, bone.tail = head, head + direction * lengths[-1]
         bone.roll = rng.uniform(-math.pi, math.pi)
         bone.parent, bone.use_connect = parent, parent is not None
@@ -108,7 +112,7 @@ def make_case(seed: int):
     reach = sum(lengths)
     target = empty(f"Target{seed}")
     for frame in range(-10, 81, 10):
-        tilt = unit(rng) * math.radians(rng.uniform(0.0, 60.0))
+        tilt = random_unit(rng) * math.radians(rng.uniform(0.0, 60.0))
         up = Quaternion(tilt, tilt.length) @ Vector((0.0, 0.0, 1.0))
         target.location = up * reach * rng.uniform(0.5, 0.8)
         target.keyframe_insert("location", frame=frame)
@@ -155,7 +159,7 @@ for seed in range(CASES):
     ob.quat_ik.chains[0].influence = influence
     nudged = None
     if rng.random() < 0.3:  # the target moved without a key, to try a pose: the bake keeps it there
-        target.location = nudged = Vector(target.location) + unit(rng) * 0.1
+        target.location = nudged = Vector(target.location) + random_unit(rng) * 0.1
         label = label[:-1] + ", target nudged)"
     pose_mode(ob)
     old_action = ob.animation_data.action if ob.animation_data else None

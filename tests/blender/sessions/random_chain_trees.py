@@ -21,27 +21,21 @@ import bpy
 import numpy as np
 from mathutils import Quaternion, Vector
 
-from tests.blender.sessions.common import Checks, add_chain, empty, pose_mode, reset_scene, submodule
+from tests.blender.sessions.common import (
+    Checks,
+    add_chain,
+    empty,
+    pose_mode,
+    random_unit,
+    reset_scene,
+    set_rotation,
+    submodule,
+)
 
 checks = Checks("random chain trees: every chain reaches in one update")
 runtime = submodule("runtime")
 ROTATION_MODES = submodule("rotation_modes").ROTATION_MODES
 CASES = 16
-
-
-def unit(rng) -> Vector:
-    return Vector(rng.normal(size=3)).normalized()
-
-
-def set_rotation(pose_bone, q: Quaternion) -> None:
-    mode = pose_bone.rotation_mode
-    if mode == "QUATERNION":
-        pose_bone.rotation_quaternion = q
-    elif mode == "AXIS_ANGLE":
-        axis, angle = q.to_axis_angle()
-        pose_bone.rotation_axis_angle = (angle, *axis)
-    else:
-        pose_bone.rotation_euler = q.to_euler(mode)
 
 
 def build(seed: int):
@@ -58,18 +52,21 @@ def build(seed: int):
     spine = int(rng.integers(2, 4))
     for i in range(spine):
         bone = bones.new(f"S{i}")
-        bone.head, bone.tail = head, head + (Vector((0, 0, 1)) + unit(rng) * 0.3).normalized() * rng.uniform(0.4, 0.7)
+        bone.head, bone.tail = (
+            head,
+            head + (Vector((0, 0, 1)) + random_unit(rng) * 0.3).normalized() * rng.uniform(0.4, 0.7),
+        )
         bone.roll, bone.parent, bone.use_connect = rng.uniform(-math.pi, math.pi), parent, True
         parent, head = bone, bone.tail.copy()
     chains.append((f"S{spine - 1}", spine, True))
     top = parent
     for arm in range(int(rng.integers(1, 4))):
         parent = top
-        head = top.tail + (unit(rng) * 0.2 if rng.random() < 0.6 else Vector())
+        head = top.tail + (random_unit(rng) * 0.2 if rng.random() < 0.6 else Vector())
         length = int(rng.integers(2, 4))
         for i in range(length):
             bone = bones.new(f"A{arm}_{i}")
-            bone.head, bone.tail = head, head + unit(rng) * rng.uniform(0.3, 0.6)
+            bone.head, bone.tail = head, head + random_unit(rng) * rng.uniform(0.3, 0.6)
             bone.roll, bone.parent = rng.uniform(-math.pi, math.pi), parent
             bone.use_connect = i > 0 or head == top.tail
             parent, head = bone, bone.tail.copy()
@@ -109,7 +106,7 @@ for seed in range(CASES):
     # A pose every chain can reach: each bone turned at random, the tips where it puts them.
     for pose_bone in ob.pose.bones:
         if pose_bone.name != "Hips":
-            set_rotation(pose_bone, Quaternion(unit(rng), rng.uniform(-1.2, 1.2)))
+            set_rotation(pose_bone, Quaternion(random_unit(rng), rng.uniform(-1.2, 1.2)))
     targets = []
     for tip, _length, _orienting in chains:
         matrix, tail = tip_matrix(ob, tip)

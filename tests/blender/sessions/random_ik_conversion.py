@@ -21,14 +21,18 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from tests.blender.sessions.common import Checks, effector_world, empty, make_rig, pose_mode, reset_scene
+from tests.blender.sessions.common import (
+    Checks,
+    effector_world,
+    empty,
+    make_rig,
+    pose_mode,
+    random_unit,
+    reset_scene,
+)
 
 checks = Checks("random IK constraints converted: same reach, the pole faced as Blender defines it")
 CASES = 24
-
-
-def unit(rng) -> Vector:
-    return Vector(rng.normal(size=3)).normalized()
 
 
 def facing_angle(rig, target, pole, pole_angle: float) -> float:
@@ -62,15 +66,15 @@ for seed in range(CASES):
     # Bones mostly up +Z, each bent a little, so the chain has a bend for the pole to turn.
     head, bones = Vector((0.0, 0.0, 0.0)), []
     for _ in range(count):
-        tail = head + (Vector((0.0, 0.0, 1.0)) + unit(rng) * 0.3).normalized() * rng.uniform(0.8, 1.2)
+        tail = head + (Vector((0.0, 0.0, 1.0)) + random_unit(rng) * 0.3).normalized() * rng.uniform(0.8, 1.2)
         bones.append((tuple(head), tuple(tail)))
         head = tail
     rig = make_rig("Rig", bones, rolls=[float(r) for r in rng.uniform(-math.pi, math.pi, size=count)])
     length = sum((Vector(t) - Vector(h)).length for h, t in bones)
-    target = empty("Target", tuple(unit(rng) * length * rng.uniform(0.5, 0.85)))
+    target = empty("Target", tuple(random_unit(rng) * length * rng.uniform(0.5, 0.85)))
     # The pole well off the root-to-target line.
     line = target.location.normalized()
-    side = unit(rng)
+    side = random_unit(rng)
     side = (side - line * side.dot(line)).normalized()
     pole = empty("Pole", tuple(target.location * 0.5 + side * length))
     constraint = rig.pose.bones[f"B{count - 1}"].constraints.new("IK")

@@ -26,7 +26,17 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
-from tests.blender.sessions.common import Checks, add_chain, empty, pose_mode, reset_scene, submodule
+from tests.blender.sessions.common import (
+    Checks,
+    add_chain,
+    channels_finite,
+    empty,
+    pose_mode,
+    random_unit,
+    reset_scene,
+    set_rotation,
+    submodule,
+)
 
 checks = Checks("random rigs: limits, reach and reported error read back from Blender")
 ROTATION_MODES = submodule("rotation_modes").ROTATION_MODES
@@ -36,11 +46,6 @@ ANGLE_TOLERANCE = 1e-5  # radians: rotations are stored as float32 channels (~1e
 PLANE_TOLERANCE = 1e-4  # of a window's size on its plane: 1e-5 rad moves a direction ~3e-5 there at most
 LIMIT_KINDS = ("FREE", "HINGE", "CONE", "ELLIPTIC_CONE", "POLYGON")
 Y = Vector((0.0, 1.0, 0.0))
-
-
-def unit(rng) -> Vector:
-    v = Vector(rng.normal(size=3))
-    return v.normalized()
 
 
 def wrapped(angle: float) -> float:
@@ -65,7 +70,7 @@ def draw_limit(rng) -> dict:
         limit["range"] = (low, low + math.radians(rng.uniform(20.0, 160.0)))
     elif kind != "FREE":
         # A window centre within 50° of the rest direction, so the rest pose may be outside it.
-        tilt = unit(rng) * math.radians(rng.uniform(0.0, 50.0))
+        tilt = random_unit(rng) * math.radians(rng.uniform(0.0, 50.0))
         limit["center"] = Quaternion(tilt, tilt.length) @ Y if tilt.length else Y.copy()
         limit["half_angles"] = (math.radians(rng.uniform(15.0, 70.0)), math.radians(rng.uniform(15.0, 70.0)))
         if rng.random() < 0.6:
@@ -117,7 +122,7 @@ def inside_pose(rng, limit: dict) -> Quaternion:
     """A random rotation inside ``limit``, built from its definition (not by the add-on)."""
     kind = limit["kind"]
     if kind == "FREE":
-        return Quaternion(unit(rng), rng.uniform(-math.pi, math.pi))
+        return Quaternion(random_unit(rng), rng.uniform(-math.pi, math.pi))
     if kind == "HINGE":
         axis = Vector((1.0, 0.0, 0.0)) if limit["axis"] == "X" else Vector((0.0, 0.0, 1.0))
         return Quaternion(axis, rng.uniform(*limit["range"]))
@@ -194,13 +199,13 @@ def make_random_rig(seed: int):
         connected = parent is not None and i > 0 and rng.random() < 0.7
         if not connected and i > 0:
             head = head + Vector(rng.normal(size=3)) * 0.15
-        bone.head, bone.tail = head, head + unit(rng) * rng.uniform(0.4, 1.2)
+        bone.head, bone.tail = head, head + random_unit(rng) * rng.uniform(0.4, 1.2)
         bone.roll = rng.uniform(-math.pi, math.pi)
         bone.parent = parent
         bone.use_connect = connected
         parent, head = bone, bone.tail.copy()
     child = armature.edit_bones.new("Child")  # below the tip: moves with it, never written
-    child.head, child.tail, child.parent, child.use_connect = head, head + unit(rng) * 0.3, parent, True
+    child.head, child.tail, child.parent, child.use_connect = head, head + random_unit(rng) * 0.3, parent, True
     bpy.ops.object.mode_set(mode="OBJECT")
 
     ob.location = Vector(rng.normal(size=3))
@@ -210,7 +215,7 @@ def make_random_rig(seed: int):
         scale[int(rng.integers(3))] *= -1.0
     ob.scale = tuple(scale)
     hips_pose = ob.pose.bones["Hips"]
-    hips_pose.rotation_quaternion = Quaternion(unit(rng), rng.uniform(-1.5, 1.5))
+    hips_pose.rotation_quaternion = Quaternion(random_unit(rng), rng.uniform(-1.5, 1.5))
     hips_pose.location = tuple(rng.normal(size=3) * 0.1)
 
     limits, locks = [], []
@@ -235,17 +240,6 @@ def make_random_rig(seed: int):
 # ---------------------------------------------------------------- reading Blender back
 
 
-def set_rotation(pose_bone, q: Quaternion) -> None:
-    mode = pose_bone.rotation_mode
-    if mode == "QUATERNION":
-        pose_bone.rotation_quaternion = q
-    elif mode == "AXIS_ANGLE":
-        axis, angle = q.to_axis_angle()
-        pose_bone.rotation_axis_angle = (angle, *axis)
-    else:
-        pose_bone.rotation_euler = q.to_euler(mode)
-
-
 def basis_rotations(ob, count: int) -> list[Quaternion]:
     return [ob.pose.bones[f"B{i}"].matrix_basis.to_quaternion() for i in range(count)]
 
@@ -264,13 +258,6 @@ def tip_world(ob, count: int) -> Vector:
     tip = evaluated.pose.bones[f"B{count - 1}"]
     offset = Vector(ob.quat_ik.chains[0].effector_offset) if ob.quat_ik.chains else Vector()
     return evaluated.matrix_world @ tip.matrix @ (Vector((0.0, tip.bone.length, 0.0)) + offset)
-
-
-def channels_finite(ob) -> bool:
-    values = []
-    for pose_bone in ob.pose.bones:
-        values += [*pose_bone.rotation_quaternion, *pose_bone.rotation_euler, *pose_bone.rotation_axis_angle]
-    return all(math.isfinite(v) for v in values)
 
 
 def check_limits(label: str, rotations: list[Quaternion], limits: list[dict]) -> None:
@@ -399,7 +386,7 @@ for seed in range(RIGS):
     evaluated = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
     root_head = evaluated.matrix_world @ evaluated.pose.bones["B0"].head
     length = sum(ob.data.bones[f"B{i}"].length for i in range(count)) * max(abs(s) for s in ob.scale)
-    target.location = root_head + unit(rng) * length * 2.0
+    target.location = root_head + random_unit(rng) * length * 2.0
     bpy.ops.quat_ik.solve()
     checks.check(f"{label}, out of reach: no NaN in any channel", channels_finite(ob))
     check_limits(f"{label}, out of reach", basis_rotations(ob, count), limits)
