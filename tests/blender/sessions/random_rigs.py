@@ -8,7 +8,8 @@ moved, turned and scaled, non-uniformly and negatively too. A target is put wher
 pose inside the limits puts the tip (its rotation matched too on every third rig), the chain
 solved from rest, then the target moved out of reach and solved again, dragged back in Live
 mode, then animated over a few frames, played in Per Frame mode forwards and in a shuffled
-order, baked at its first frame alone (the Per Frame pose) and over all of them. Free bones in Euler modes may have an axis locked, bones a
+order, baked at its first frame alone (the Per Frame pose) and over all of them, and played
+over its keys in Per Frame mode at a random Influence. Free bones in Euler modes may have an axis locked, bones a
 uniform pose scale, unconnected ones a pose location, the chain an effector offset.
 
 What is checked is read back from Blender, not from the add-on: each bone's rotation
@@ -457,6 +458,33 @@ for seed in range(RIGS):
         scene.frame_set(frame)
         check_limits(f"{label}, baked frame {frame}", basis_rotations(ob, count), limits)
         check_locks(f"{label}, baked frame {frame}", ob, locks)
+
+    # Influence: Per Frame over the baked keys turns each joint that share of the way from its
+    # keyed pose to the pose Per Frame solved (a slerp per joint, as a constraint's influence).
+    # (Locked bones are left out: the lock wins over the blend.)
+    if all(axis is None for axis in locks):
+        influence = float(rng.uniform(0.2, 0.8))
+        chain.influence = influence
+        off = 0.0
+        for frame in (2, 6):
+            chain.mode = "MANUAL"
+            scene.frame_set(frame)
+            for i, limit in enumerate(limits):  # a keyed pose of its own, far from the solved one
+                pose_bone = ob.pose.bones[f"B{i}"]
+                set_rotation(pose_bone, inside_pose(rng, limit))
+                pose_bone.keyframe_insert(submodule("rotation_modes").data_path_and_size(pose_bone.rotation_mode)[0])
+            own = basis_rotations(ob, count)
+            chain.mode = "PER_FRAME"
+            scene.frame_set(frame)
+            blended = basis_rotations(ob, count)
+            for got, start, solved in zip(blended, own, played[frame], strict=True):
+                off = max(off, abs(wrapped(got.rotation_difference(start.slerp(solved, influence)).angle)))
+        checks.check(
+            f"{label}: Influence {influence:.2f} turns each joint that share of the way from its keys",
+            off < math.radians(0.05),
+            f"{math.degrees(off):.4f}°",
+        )
+        chain.influence, chain.mode = 1.0, "MANUAL"
     bpy.ops.object.mode_set(mode="OBJECT")
     ob.hide_set(True)
     target.hide_set(True)
