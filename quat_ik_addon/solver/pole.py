@@ -34,6 +34,9 @@ Array = NDArray[np.float64]
 # direction to turn to (a straight chain, or a pole on the line): those poses stay.
 UNDEFINED_BELOW = 1e-6
 POLE_FACINGS = ("bend", "root_x")
+# A pose solved again after turning to its pole must face it better than this (radians), or
+# the pose as first solved stays (``solve_facing_poles``).
+FACING_SLACK = 1e-6
 
 
 def _across(vectors: Array, axis: Array) -> Array:
@@ -115,6 +118,15 @@ def face_pole(
     the pole: "bend", the mean of the joints' heads, or "root_x", the root bone's X axis turned
     toward its Z axis by the pole angle, as Blender's IK has it (module docstring).
     """
+    pose, axis, angle = _turn_to_face(chain, rotations, goals, poles, pole_angle, facing)
+    return _turn_root(pose, rotations, quat.from_axis_angle(axis, angle))
+
+
+def _turn_to_face(
+    chain: Chain, rotations: Array, goals: Array, poles: Array, pole_angle: float | Array, facing: str
+) -> tuple[ChainPose, Array, Array]:
+    """The posed chains, their unit root-to-goal axes (N, 3) and the signed turn about them
+    (N,) that would make them face their poles (0 where that is undefined: ``face_pole``)."""
     pose, axis, length, bend = _facing(chain, rotations, goals, facing, pole_angle)
     root = pose.heads[:, 0]
     wanted = _across(poles - root, axis)
@@ -123,7 +135,7 @@ def face_pole(
     # Signed angle from the bend to the wanted direction, about the axis (atan2 form).
     angle = np.arctan2(np.einsum("ij,ij->i", axis, np.cross(bend, wanted)), np.einsum("ij,ij->i", bend, wanted))
     angle = np.where(defined, angle + (0.0 if facing == "root_x" else pole_angle), 0.0)
-    return _turn_root(pose, rotations, quat.from_axis_angle(axis, angle))
+    return pose, axis, quat.wrap_angle(angle)
 
 
 def _look_at(direction: Array, up: Array) -> Array:
@@ -172,12 +184,18 @@ def solve_facing_poles(
 ) -> SolveResult:
     """Solved poses turned to face their poles, then solved again from there (no restarts:
     the answer should stay near the turned pose). Where that misses a goal the solved pose
-    met (joint limits would not let the chain bend that way), the solved pose stays."""
+    met, or ends facing its pole less than the solved pose did (joint limits would not let the
+    chain bend that way, and clamping it into them swung it past), the solved pose stays: else
+    a chain its limits keep off its pole would swing between two poses, one each side, on
+    every Live update (130° at a time on the reference arm)."""
     turned = face_pole(chain, solved.rotations, goals.positions, poles, pole_angle, facing)
-    facing = solve(
+    faced = solve(
         chain, goals, start_rotations=turned, reference_rotations=turned, settings=replace(settings, restarts=0)
     )
-    keep = solved.converged & ~facing.converged
+    off_before = np.abs(_turn_to_face(chain, solved.rotations, goals.positions, poles, pole_angle, facing)[2])
+    off_after = np.abs(_turn_to_face(chain, faced.rotations, goals.positions, poles, pole_angle, facing)[2])
+    keep = solved.converged & (~faced.converged | (off_after > off_before + FACING_SLACK))
+    facing = faced
     if not np.any(keep):
         return replace(facing, iterations=facing.iterations + solved.iterations, restarts=solved.restarts)
 
