@@ -119,6 +119,39 @@ def test_ctrl_z_brings_back_the_previous_state(window_session, case: str) -> Non
     assert undo["left_after_undo"] == "", f"after Ctrl+Z: {undo['left_after_undo']}"
 
 
+EVERY_OPERATOR = (
+    "window_add",
+    "window_remove",
+    "window_to_polygon",
+    "polygon_vertex_add",
+    "polygon_vertex_remove",
+    "window_shape_preset",
+    "limits_reset",
+    "limits_copy_to_selected",
+    "apply_limit_preset",
+    "limits_fit_from_action",
+    "from_ik_constraint",
+    "move_chain",
+    "remove_chain",
+    "snap_target",
+    "add_pole",
+    "solve",
+    "polygon_make_convex",
+    "polygon_split_convex",
+)
+
+
+@pytest.mark.parametrize("operator", EVERY_OPERATOR)
+def test_ctrl_z_undoes_every_operator(window_session, operator: str) -> None:
+    """Each operator that changes chains, limits or the pose, run as the UI runs it, changed
+    the scene, and one Ctrl+Z brought back exactly what was there before it."""
+    undo = window_session.results["undo"][f"every:{operator}"]
+    assert "refused" not in undo, undo
+    assert undo["returned"] == ["FINISHED"], undo
+    assert undo["operator_changed"], f"{operator} changed nothing, so undoing it proves nothing"
+    assert undo["left_after_undo"] == "", f"after Ctrl+Z: {undo['left_after_undo']}"
+
+
 def test_blenders_rotate_tool_stays_where_our_locks_allow(window_session) -> None:
     """Locked quaternion and axis-angle channels mean to the solver what they mean to
     Blender's rotate tool: XYZ Euler angles held when not 4D, raw channels held in 4D."""

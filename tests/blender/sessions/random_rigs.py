@@ -44,6 +44,12 @@ ROTATION_MODES = submodule("rotation_modes").ROTATION_MODES
 
 RIGS = 40
 ANGLE_TOLERANCE = 1e-5  # radians: rotations are stored as float32 channels (~1e-7 rad)
+# Per Frame poses compared across playing orders. The solve is the same to the last bit on one
+# numpy build, but Blender 3.4's numpy picks its SIMD loops by where an array lies in memory,
+# and on a redundant chain a last-bit difference can move the converged pose along its
+# solution set by a degree or two (1.6° on one rig of 40); a warm start (the order mattering)
+# moves it by 5-190°.
+ORDER_SLACK = math.radians(3.0)
 PLANE_TOLERANCE = 1e-4  # of a window's size on its plane: 1e-5 rad moves a direction ~3e-5 there at most
 LIMIT_KINDS = ("FREE", "HINGE", "CONE", "ELLIPTIC_CONE", "POLYGON")
 Y = Vector((0.0, 1.0, 0.0))
@@ -424,12 +430,12 @@ for seed in range(RIGS):
         where = target.matrix_world.translation
         check_reported_error(f"{label}, Per Frame frame {frame}", ob, chain, count, where, parented)
     submodule("solve_cache").clear()
-    differences = []
+    differences, replayed = [], {}
     for frame in (int(f) for f in rng.permutation(np.arange(1, 9))):
         scene.frame_set(frame)
-        again = basis_rotations(ob, count)
-        largest = max(a.rotation_difference(b).angle for a, b in zip(again, played[frame], strict=True))
-        if abs(wrapped(largest)) > 1e-5:
+        replayed[frame] = basis_rotations(ob, count)
+        largest = max(a.rotation_difference(b).angle for a, b in zip(replayed[frame], played[frame], strict=True))
+        if abs(wrapped(largest)) > ORDER_SLACK:
             differences.append(f"frame {frame}: {math.degrees(largest):.4f}°")
     checks.check(f"{label}, Per Frame: the same poses in any order", not differences, "; ".join(differences))
     # A bake of that one frame keys the pose Per Frame showed (the same branch: within 1°).
@@ -477,7 +483,7 @@ for seed in range(RIGS):
             chain.mode = "PER_FRAME"
             scene.frame_set(frame)
             blended = basis_rotations(ob, count)
-            for got, start, solved in zip(blended, own, played[frame], strict=True):
+            for got, start, solved in zip(blended, own, replayed[frame], strict=True):
                 off = max(off, abs(wrapped(got.rotation_difference(start.slerp(solved, influence)).angle)))
         checks.check(
             f"{label}: Influence {influence:.2f} turns each joint that share of the way from its keys",

@@ -15,7 +15,9 @@ events and redraws):
    enable it again.
 4. Undo as a user meets it: an operator run with an undo push (``'EXEC_DEFAULT', True``, as
    the UI runs it), then Ctrl+Z pressed over the viewport; for "add chain", "edit a limit"
-   (``quat_ik.limits_from_blender``) and "bake" (the modal bake the Bake button runs).
+   (``quat_ik.limits_from_blender``) and "bake" (the modal bake the Bake button runs), then
+   for every other operator that changes chains, limits or the pose (``undo_every_operator``,
+   which puts back by hand what its cases' preparations changed).
    Each compares ``scene_snapshot()`` (chains, limits, pose, keys, frame) before, after the
    operator and after Ctrl+Z.
 5. Blender's rotate tool on a bone with locked quaternion and axis-angle channels (4D and
@@ -37,7 +39,6 @@ argv: OUT_DIR
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import sys
@@ -336,6 +337,128 @@ def undo_cases():
     yield from undo_case("bake", keys_before_bake, modal_bake, bake_finished)
 
 
+def undo_every_operator():
+    """Every operator that changes chains, limits or the pose, each run as the UI runs it and
+    undone with Ctrl+Z (``undo_case``): Ctrl+Z must bring back exactly the state before."""
+
+    def rig():  # looked up each time: Ctrl+Z replaces the data Python held
+        return bpy.data.objects["Rig"]
+
+    def active(bone: str, window: int | None = None):
+        def prepare():
+            make_active(bone)
+            if window is not None:
+                rig().pose.bones[bone].quat_ik.active_window_index = window
+
+        return prepare
+
+    def dented():
+        set_overlay(False)  # a dented window cannot be drawn (the overlay says so, each redraw)
+        make_active("UpperArm")
+        limits = rig().pose.bones["UpperArm"].quat_ik
+        window = limits.windows[limits.active_window_index]
+        window.shape = "POLYGON"
+        window.vertices.clear()
+        for corner in ((0.6, 0.6), (0.0, 0.15), (-0.6, 0.6), (-0.6, -0.6), (0.6, -0.6)):
+            window.vertices.add().angles = corner
+
+    def with_ik_constraint():
+        make_active("Forearm")  # (the Hand ends a chain already)
+        constraint = rig().pose.bones["Forearm"].constraints.new("IK")
+        constraint.target, constraint.chain_count = bpy.data.objects["Target"], 2
+
+    def with_second_chain():
+        make_active("Forearm")
+        settings = rig().quat_ik
+        chain = settings.chains.add()
+        chain.name, chain.tip_bone, chain.chain_length, chain.mode = "Elbow", "Forearm", 2, "MANUAL"
+        chain.target_object = bpy.data.objects["Target"]
+        settings.active_chain_index = len(settings.chains) - 1
+
+    def select_hand_too():
+        make_active("UpperArm")
+        rig().data.bones["Hand"].select = True
+
+    def hand_chain():
+        chains = rig().quat_ik.chains
+        return next(i for i, chain in enumerate(chains) if chain.tip_bone == "Hand")
+
+    def arm_chain(prepare_more=None):
+        def prepare():
+            make_active("Hand")
+            rig().quat_ik.active_chain_index = hand_chain()
+            if prepare_more is not None:
+                prepare_more()
+
+        return prepare
+
+    def target_out_of_reach():
+        chain = rig().quat_ik.chains[hand_chain()]
+        chain.target_object.location = (4.0, -3.0, 5.0)  # the tip stops short: snapping moves it
+
+    def posed_by_hand():
+        rig().quat_ik.chains[hand_chain()].mode = "MANUAL"
+        rig().pose.bones["UpperArm"].rotation_quaternion = Euler((0.5, 0.2, -0.4)).to_quaternion()
+
+    def run(name: str, **options):
+        return lambda: getattr(bpy.ops.quat_ik, name)("EXEC_DEFAULT", True, **options)
+
+    cases = (
+        ("window_add", active("UpperArm"), run("window_add", shape="ELLIPTIC_CONE")),
+        ("window_remove", active("UpperArm", 0), run("window_remove")),
+        ("window_to_polygon", active("Hand", 0), run("window_to_polygon", sides=8)),
+        ("polygon_vertex_add", active("UpperArm", 0), run("polygon_vertex_add")),
+        ("polygon_vertex_remove", active("UpperArm", 0), run("polygon_vertex_remove")),
+        ("window_shape_preset", active("Hand", 0), run("window_shape_preset", shape="ELLIPTIC_CONE")),
+        ("limits_reset", active("Forearm"), run("limits_reset")),
+        ("limits_copy_to_selected", select_hand_too, run("limits_copy_to_selected")),
+        ("apply_limit_preset", active("Forearm"), run("apply_limit_preset", preset="elbow")),
+        ("limits_fit_from_action", active("Forearm"), run("limits_fit_from_action")),
+        ("from_ik_constraint", with_ik_constraint, run("from_ik_constraint")),
+        ("move_chain", with_second_chain, run("move_chain", direction="UP")),
+        ("remove_chain", arm_chain(), run("remove_chain")),
+        ("snap_target", arm_chain(target_out_of_reach), run("snap_target")),
+        ("add_pole", arm_chain(), run("add_pole")),
+        ("solve", arm_chain(posed_by_hand), run("solve", chains="ACTIVE", from_rest=True)),
+        # Last: the dented window they start from leaves the chain unsolvable until put back.
+        ("polygon_make_convex", dented, run("polygon_make_convex")),
+        ("polygon_split_convex", dented, run("polygon_split_convex")),
+    )
+    # What the cases' preparations change (not undone: each case's Ctrl+Z stops before the
+    # operator), put back afterwards for the steps that follow.
+    window = rig().pose.bones["UpperArm"].quat_ik.windows[0]
+    kept = {
+        "window": (window.shape, [tuple(vertex.angles) for vertex in window.vertices]),
+        "target": tuple(bpy.data.objects["Target"].location),
+        "chains": [chain.name for chain in rig().quat_ik.chains],
+        "modes": {chain.name: chain.mode for chain in rig().quat_ik.chains},
+        "upper_arm": tuple(rig().pose.bones["UpperArm"].rotation_quaternion),
+    }
+    for name, prepare, operator in cases:
+        try:
+            yield from undo_case(f"every:{name}", prepare, operator)
+        except RuntimeError as error:  # the operator refused: recorded, the test says which
+            results["undo"][f"every:{name}"] = {"refused": str(error)}
+    window = rig().pose.bones["UpperArm"].quat_ik.windows[0]
+    window.shape = kept["window"][0]
+    window.vertices.clear()
+    for corner in kept["window"][1]:
+        window.vertices.add().angles = corner
+    bpy.data.objects["Target"].location = kept["target"]
+    for constraint in [c for c in rig().pose.bones["Forearm"].constraints if c.type == "IK"]:
+        rig().pose.bones["Forearm"].constraints.remove(constraint)
+    chains = rig().quat_ik.chains
+    for index in reversed(range(len(chains))):
+        if chains[index].name not in kept["chains"]:
+            chains.remove(index)
+    for chain in chains:
+        chain.mode = kept["modes"][chain.name]
+    rig().quat_ik.active_chain_index = 0
+    rig().pose.bones["UpperArm"].rotation_quaternion = kept["upper_arm"]
+    set_overlay(True)
+    yield 0.5
+
+
 # Lock settings for the rotate tool: (rotation mode, X/Y/Z locked, W locked, 4D, start).
 TURNED = (0.9, 0.3, -0.2, 0.25)
 # Its XYZ Euler triple with the middle angle within ±90° is not the smaller: Blender locks the other.
@@ -388,9 +511,14 @@ def rotate_tool_locks():
             }
         )
         if getattr(joint, "smallest", False):  # Blender's Euler triple rule, against the other one
-            other_rule = dataclasses.replace(joint, smallest=False)
+            # The locked angles set in the triple whose middle angle is within ±90° instead.
+            euler_math = submodule("euler_math")
+            first = euler_math.quaternion_to_euler(with_locks[None], joint.order)
+            held_axes = np.array(joint.locked)
+            first[:, held_axes] = np.asarray(joint.values)[held_axes]
+            other_rule = euler_math.euler_to_quaternion(first, joint.order)[0]
             results["rotate_tool_locks"][-1]["other_triple_outside_deg"] = float(
-                np.degrees(other_rule.violation(with_locks[None])[0])
+                np.degrees(2.0 * np.arccos(min(1.0, abs(float(np.dot(other_rule, with_locks))))))
             )
     pose_bone.lock_rotation, pose_bone.lock_rotation_w = (False,) * 3, False
     pose_bone.rotation_mode = "QUATERNION"
@@ -704,6 +832,7 @@ def session():
     yield from set_addon_enabled(True)
     yield from live_rest()
     yield from undo_cases()
+    yield from undo_every_operator()
     yield from rotate_tool_locks()
     yield from cancel_bake_while_solving()
     yield from stop_a_long_solve()
