@@ -138,10 +138,14 @@ def _turn_to_face(
     return pose, axis, quat.wrap_angle(angle)
 
 
+def _unit_rows(vectors: Array) -> Array:
+    """(N, 3) vectors scaled to unit length (zero ones stay zero)."""
+    return vectors / np.maximum(quat.length(vectors), 1e-300)[:, None]
+
+
 def _look_at(direction: Array, up: Array) -> Array:
     """Rows (N, 3, 3) of a frame looking along unit ``direction`` with ``up`` across it (gluLookAt's)."""
-    side = np.cross(direction, up)
-    side /= np.maximum(quat.length(side), 1e-300)[:, None]
+    side = _unit_rows(np.cross(direction, up))
     return np.stack((side, np.cross(side, direction), -direction), axis=-2)
 
 
@@ -153,21 +157,18 @@ def blender_start(chain: Chain, rotations: Array, goals: Array, poles: Array, po
     (the effector, goal or pole on the root's line) stay."""
     pose = chain.forward_kinematics(rotations)
     root = pose.heads[:, 0]
-    reach = pose.effector - root
-    line = goals - root
-    up = _blender_up(pose, pole_angle)
-    toward_pole = poles - root
+    reach, line = pose.effector - root, goals - root
+    up, toward_pole = _blender_up(pose, pole_angle), poles - root
     scale = UNDEFINED_BELOW * chain.reach
     defined = (
         (quat.length(reach) > scale)
         & (quat.length(line) > scale)
-        & (quat.length(_across(up, reach / np.maximum(quat.length(reach), 1e-300)[:, None])) > UNDEFINED_BELOW)
-        & (quat.length(_across(toward_pole, line / np.maximum(quat.length(line), 1e-300)[:, None])) > scale)
+        & (quat.length(_across(up, _unit_rows(reach))) > UNDEFINED_BELOW)
+        & (quat.length(_across(toward_pole, _unit_rows(line))) > scale)
     )
     if not np.any(defined):
         return rotations
-    now = _look_at(reach / np.maximum(quat.length(reach), 1e-300)[:, None], up)
-    wanted = _look_at(line / np.maximum(quat.length(line), 1e-300)[:, None], toward_pole)
+    now, wanted = _look_at(_unit_rows(reach), up), _look_at(_unit_rows(line), toward_pole)
     turn = quat.from_matrix(np.swapaxes(wanted, -1, -2) @ now)
     turn[~defined] = np.array([1.0, 0.0, 0.0, 0.0])
     return chain.clamp_to_limits(_turn_root(pose, rotations, turn))
@@ -195,20 +196,19 @@ def solve_facing_poles(
     off_before = np.abs(_turn_to_face(chain, solved.rotations, goals.positions, poles, pole_angle, facing)[2])
     off_after = np.abs(_turn_to_face(chain, faced.rotations, goals.positions, poles, pole_angle, facing)[2])
     keep = solved.converged & (~faced.converged | (off_after > off_before + FACING_SLACK))
-    facing = faced
     if not np.any(keep):
-        return replace(facing, iterations=facing.iterations + solved.iterations, restarts=solved.restarts)
+        return replace(faced, iterations=faced.iterations + solved.iterations, restarts=solved.restarts)
 
-    def pick(from_solved: Array, from_facing: Array) -> Array:
-        return np.where(keep.reshape(-1, *([1] * (np.ndim(from_facing) - 1))), from_solved, from_facing)
+    def pick(from_solved: Array, from_faced: Array) -> Array:
+        return np.where(keep.reshape(-1, *([1] * (np.ndim(from_faced) - 1))), from_solved, from_faced)
 
     return SolveResult(
-        rotations=pick(solved.rotations, facing.rotations),
-        effector=pick(solved.effector, facing.effector),
-        position_error=pick(solved.position_error, facing.position_error),
-        orientation_error=pick(solved.orientation_error, facing.orientation_error),
-        iterations=facing.iterations + solved.iterations,
+        rotations=pick(solved.rotations, faced.rotations),
+        effector=pick(solved.effector, faced.effector),
+        position_error=pick(solved.position_error, faced.position_error),
+        orientation_error=pick(solved.orientation_error, faced.orientation_error),
+        iterations=faced.iterations + solved.iterations,
         restarts=solved.restarts,
-        converged=pick(solved.converged, facing.converged),
-        tolerance=facing.tolerance,
+        converged=pick(solved.converged, faced.converged),
+        tolerance=faced.tolerance,
     )
