@@ -304,6 +304,15 @@ def random_unit(rng) -> Vector:
     return Vector(rng.normal(size=3)).normalized()
 
 
+def armature_in_edit_mode(name: str):
+    """A new armature object linked to the scene, active and in Edit Mode (bones to be added)."""
+    ob = bpy.data.objects.new(name, bpy.data.armatures.new(name))
+    bpy.context.scene.collection.objects.link(ob)
+    bpy.context.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    return ob
+
+
 def set_rotation(pose_bone, q) -> None:
     """Give a pose bone the rotation ``q`` (a mathutils Quaternion) in its own rotation mode."""
     mode = pose_bone.rotation_mode

@@ -28,6 +28,7 @@ from mathutils import Quaternion, Vector
 from tests.blender.sessions.common import (
     Checks,
     add_chain,
+    armature_in_edit_mode,
     empty,
     pose_mode,
     random_unit,
@@ -61,11 +62,8 @@ def make_case(seed: int):
     rng = np.random.default_rng(1000 + seed)
     count = int(rng.integers(2, 5))
     name = f"Arm{seed}"
-    armature = bpy.data.armatures.new(name)
-    ob = bpy.data.objects.new(name, armature)
-    bpy.context.scene.collection.objects.link(ob)
-    bpy.context.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
+    ob = armature_in_edit_mode(name)
+    armature = ob.data
     other = armature.edit_bones.new("Other")
     other.head, other.tail = (1.0, 0.0, 0.0), (1.0, 0.0, 0.5)
     parent, head, lengths = None, Vector((0.0, 0.0, 0.0)), []

@@ -24,6 +24,7 @@ from mathutils import Quaternion, Vector
 from tests.blender.sessions.common import (
     Checks,
     add_chain,
+    armature_in_edit_mode,
     empty,
     pose_mode,
     random_unit,
@@ -40,10 +41,7 @@ CASES = 16
 
 def build(seed: int):
     rng = np.random.default_rng(300 + seed)
-    ob = bpy.data.objects.new(f"Tree{seed}", bpy.data.armatures.new(f"Tree{seed}"))
-    bpy.context.scene.collection.objects.link(ob)
-    bpy.context.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
+    ob = armature_in_edit_mode(f"Tree{seed}")
     bones = ob.data.edit_bones
     hips = bones.new("Hips")
     hips.head, hips.tail = (0.0, 0.0, 0.0), (0.0, 0.0, 0.4)

@@ -25,6 +25,7 @@ import numpy as np
 from tests.blender.sessions.common import (
     Checks,
     add_chain,
+    armature_in_edit_mode,
     channels_finite,
     empty,
     pose_mode,
@@ -91,10 +92,7 @@ BONES = {
 
 def make_character():
     reset_scene()
-    ob = bpy.data.objects.new("Character", bpy.data.armatures.new("Character"))
-    bpy.context.scene.collection.objects.link(ob)
-    bpy.context.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
+    ob = armature_in_edit_mode("Character")
     for name, (head, tail, parent) in BONES.items():
         bone = ob.data.edit_bones.new(name)
         bone.head, bone.tail = head, tail

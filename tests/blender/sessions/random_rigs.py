@@ -32,6 +32,7 @@ from mathutils import Matrix, Quaternion, Vector
 from tests.blender.sessions.common import (
     Checks,
     add_chain,
+    armature_in_edit_mode,
     channels_finite,
     empty,
     pose_mode,
@@ -194,11 +195,8 @@ def make_random_rig(seed: int):
     rng = np.random.default_rng(seed)
     count = int(rng.integers(2, 6))
     name = f"Rig{seed}"
-    armature = bpy.data.armatures.new(name)
-    ob = bpy.data.objects.new(name, armature)
-    bpy.context.scene.collection.objects.link(ob)
-    bpy.context.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
+    ob = armature_in_edit_mode(name)
+    armature = ob.data
     hips = armature.edit_bones.new("Hips")
     hips.head, hips.tail = (0.0, 0.0, 0.0), (0.0, 0.0, 0.5)
     parent = hips if rng.random() < 0.6 else None
