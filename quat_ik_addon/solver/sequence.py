@@ -64,7 +64,7 @@ from .free_twist import carry_tip_twist_along, tip_twist_is_free
 from .goals import Goals
 from .interrupt import checkpoint
 from .pose_curves import between_poses, spread_difference
-from .pose_jumps import JUMP_SLACK, jump_positions
+from .pose_jumps import JUMP_SLACK, VISIBLE_JUMP, jump_positions
 from .sequence_plan import Segments, followed_frames, segments
 from .settings import SolveResult, SolveSettings
 from .solve import pose_distance, restart, solve, solve_from
@@ -418,14 +418,14 @@ def _walk_out(
     while position.size:
         ahead = position + direction
         go = (position != last) & ~frames.met[order[np.clip(ahead, 0, len(order) - 1)]]
-        go[go] &= np.isin(np.arange(go.sum()), np.unique(ahead[go], return_index=True)[1])  # one walker a frame
         ahead, direction, pose, met_before, last = ahead[go], direction[go], pose[go], met_before[go], last[go]
         if ahead.size == 0:
             return
         steps = order[ahead]
         before = np.where(frames.solved[steps], frames.miss(steps, frames.rotations[steps]), np.inf)
         poses, met = frames.solve_warm(steps, pose, met_before, frames.neighbour)
-        better = met | (frames.miss(steps, poses) < before - margin)
+        missed_by = frames.miss(steps, poses)
+        better = (met | (missed_by < before - margin)) & _best_per_frame(steps, met, missed_by)
         frames.keep(steps[better], poses[better], met[better])
         position, direction, pose, met_before, last = (
             ahead[better],
@@ -434,6 +434,17 @@ def _walk_out(
             met[better],
             last[better],
         )
+
+
+def _best_per_frame(steps: Rows, met: NDArray[np.bool_], missed_by: Array) -> NDArray[np.bool_]:
+    """One walker a frame: where two walkers stepped onto the same frame from both sides, the
+    one that met its goal (else the one that missed by less) walks on. (Keeping whichever came
+    first left a miss where a branch ends one frame past the other: the walker from the
+    ending branch took the frame, and the pose jumped 100° next to it.)"""
+    ranked = np.lexsort((missed_by, ~met, steps))
+    first = np.ones(len(steps), dtype=bool)
+    first[ranked[1:]] = steps[ranked[1:]] != steps[ranked[:-1]]
+    return first
 
 
 def _bridge_misses(frames: _Frames, followed: Rows) -> None:
@@ -518,14 +529,24 @@ class _RanOut(NamedTuple):
     beyond: int  # the frame past the far end
 
 
-def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> tuple[NDArray[np.bool_], list[_RanOut]]:
-    """Carry the pose at each position ``origins`` along ``order`` in ``direction`` (−1 or +1),
-    all side by side, at most ``CARRY_FRAMES``, until it meets the pose already there (within
-    twice the carried branch's own speed) or reaches the end of the shot: then the carried
-    frames are kept and no jump is left. A carry that misses a goal on the way, or jumps,
-    changes nothing. Returns which carries were kept, and those that ran out (for
-    ``_blend_jumps``)."""
+def _carry(
+    frames: _Frames,
+    order: Rows,
+    origins: Rows,
+    direction: int | Rows,
+    bounds: Rows | None = None,
+    rivals: Rows | None = None,
+) -> tuple[NDArray[np.bool_], list[_RanOut]]:
+    """Carry the pose at each position ``origins`` along ``order`` in ``direction`` (−1 or +1,
+    or one per carry), all side by side, at most ``CARRY_FRAMES`` (or, given ``bounds``, to
+    each carry's bound, a position in ``order`` it may not pass), until it meets the pose
+    already there (within twice the carried branch's own speed) or reaches the end of the shot:
+    then the carried frames are kept and no jump is left. A carry that misses a goal on the
+    way, or jumps, changes nothing. ``rivals``: per carry, another carry (or −1) that stops once
+    this one is kept, and is not kept after it. Returns which carries were kept, and those that
+    ran out (for ``_blend_jumps``)."""
     rotations = frames.rotations
+    direction = np.broadcast_to(direction, origins.shape)
     behind = np.clip(origins - direction, 0, len(order) - 1)  # the carried branch's own last step
     speed = pose_distance(rotations[order[origins]], rotations[order[behind]]) / np.maximum(
         np.abs(order[origins] - order[behind]), 1
@@ -538,12 +559,15 @@ def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> tuple
     def within_reach(carriers: Rows) -> Rows:
         inside = (position[carriers] >= 0) & (position[carriers] < len(order))
         carriers = carriers[inside]
-        near = np.abs(order[position[carriers]] - order[origins[carriers]]) <= CARRY_FRAMES
+        if bounds is None:
+            near = np.abs(order[position[carriers]] - order[origins[carriers]]) <= CARRY_FRAMES
+        else:
+            near = direction[carriers] * (bounds[carriers] - position[carriers]) >= 0
         for carrier in carriers[~near]:
             origin = int(origins[carrier])
             ran_out.append(
                 _RanOut(
-                    jump=origin if direction < 0 else origin + 1,
+                    jump=origin if direction[carrier] < 0 else origin + 1,
                     origin=origin,
                     frames=np.array([frame for frame, _ in carried[carrier]]),
                     poses=np.array([pose for _, pose in carried[carrier]]),
@@ -560,8 +584,8 @@ def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> tuple
         # A step that turns much faster than the branch did, and than the pose there does on
         # its far side, has left the branch (DLS fell onto another where this one ends): the
         # carry failed, as when it misses the goal.
-        gap = np.abs(steps - order[position[going] - direction])
-        beyond = order[np.clip(position[going] + direction, 0, len(order) - 1)]
+        gap = np.abs(steps - order[position[going] - direction[going]])
+        beyond = order[np.clip(position[going] + direction[going], 0, len(order) - 1)]
         there = pose_distance(rotations[steps], rotations[beyond]) / np.maximum(np.abs(beyond - steps), 1)
         moved = pose_distance(poses, previous[going])
         held = met & (moved <= 2.0 * np.maximum(running[going], there) * gap + JUMP_SLACK)
@@ -572,11 +596,15 @@ def _carry(frames: _Frames, order: Rows, origins: Rows, direction: int) -> tuple
         at_end = (position[going] == 0) | (position[going] == len(order) - 1)
         joined = at_end | (pose_distance(poses, rotations[steps]) <= 2.0 * speed[going] * gap + JUMP_SLACK)
         for carrier in going[joined]:
+            if rivals is not None and rivals[carrier] >= 0 and kept[rivals[carrier]]:
+                continue
             done = np.array([frame for frame, _ in carried[carrier]])
             frames.keep(done, np.array([pose for _, pose in carried[carrier]]), np.ones(len(done), dtype=bool))
-        kept[going[joined]] = True
+            kept[carrier] = True
         going = going[~joined]
-        position[going] += direction
+        if rivals is not None:
+            going = going[~kept[np.maximum(rivals[going], 0)] | (rivals[going] < 0)]
+        position[going] += direction[going]
         going = within_reach(going)
     return kept, ran_out
 
@@ -658,8 +686,32 @@ def _repair_jumps(frames: _Frames, order: Rows) -> None:
         left = failed.intersection(jump_positions(frames.rotations[order], order).tolist()) - waiting
         waiting |= _blend_jumps(frames, order, [carry for carry in carries_on if carry.jump in left])
         if not waiting:
-            return
+            break
         tried |= failed - waiting
+    _carry_through(frames, order)
+
+
+def _carry_through(frames: _Frames, order: Rows) -> None:
+    """Visible jumps still left between frames that both met their goals, carried without a
+    frame limit: the new branch back, else the old one on, each no further than the next
+    visible jump (so no two carries overlap), kept where it meets the pose there or reaches the
+    shot's end. A branch that ends one frame past another can span the rest of the shot: a
+    random arm path left a 101° jump whose old branch met every goal for the 165 frames to the
+    end, where a 30-frame carry ran out beside the new branch and the blend across failed."""
+    rotations = frames.rotations[order]
+    jumps = jump_positions(rotations, order)
+    visible = pose_distance(rotations[jumps], rotations[jumps - 1]) >= VISIBLE_JUMP
+    jumps = jumps[visible & frames.met[order[jumps]] & frames.met[order[jumps - 1]]]
+    if not jumps.size:
+        return
+    # Both side by side, each up to the visible jump beside it (its near side); the first kept
+    # stops the other (the new branch back wins a tie): keeping both would only swap the sides.
+    lows = np.concatenate(([0], jumps[:-1]))
+    highs = np.concatenate((jumps[1:] - 1, [len(order) - 1]))
+    count = len(jumps)
+    rivals = np.concatenate((np.arange(count, 2 * count), np.arange(count)))
+    directions = np.repeat([-1, 1], count)
+    _carry(frames, order, np.concatenate((jumps, jumps - 1)), directions, np.concatenate((lows, highs)), rivals)
 
 
 def solve_sequence(

@@ -352,7 +352,42 @@ def test_a_carry_that_falls_onto_the_old_branch_is_no_join():
     for origin, direction in ((jump, -1), (jump - 1, +1)):
         kept, ran_out = sequence._carry(frames, every, np.array([origin]), direction)
         assert not kept[0] and not ran_out
+    sequence._carry_through(frames, every)  # nor without a frame limit
     np.testing.assert_array_equal(frames.rotations, rotations)
+
+
+def wave_pose_path(chain, rng, frames, amplitude):
+    """Poses whose rotation vectors' components are sines of random frequencies and phases
+    (a loop's worth of busy arm motion), clamped into the limits."""
+    count = 3 * chain.n_bones
+    t = np.linspace(0.0, 2.0 * np.pi, frames)[:, None]
+    wave = np.sin(t * rng.uniform(0.5, 2.0, count) + rng.uniform(0.0, 2.0 * np.pi, count))
+    return chain.clamp_to_limits(quat.from_rotation_vector(amplitude * wave.reshape(frames, chain.n_bones, 3)))
+
+
+def test_a_branch_that_spans_the_rest_of_the_shot_is_carried_past_a_jump():
+    """A busy arm motion (3 ball joints for a position goal, every goal reachable): the followed
+    branch ends, and the jump onto another is neither met by a 30-frame carry nor blended. The
+    old branch carried on without a frame limit meets every goal to the shot's end: no visible
+    jump is left (it was 14° at frame 208; ``_carry_through``)."""
+    chain = reference_chains.elliptic_chain(3)
+    targets = chain.forward_kinematics(wave_pose_path(chain, np.random.default_rng(10), 250, 0.6)).effector
+    result = solve_sequence(chain, targets, settings=SolveSettings(tolerance=1e-3, restarts=2))
+    assert_result_is_honest(chain, result, targets)
+    assert result.success_rate == 1.0
+    turns = pose_distance(result.rotations[1:], result.rotations[:-1])
+    assert np.max(turns) < pose_jumps.VISIBLE_JUMP
+
+
+def test_walkers_stepping_onto_one_frame_leave_it_to_the_one_that_meets():
+    """Two walkers (one from each side) on frame 7, one on frame 9: on 7 the one that met its
+    goal walks on, or of two misses the smaller; a frame with one walker keeps it."""
+    steps = np.array([7, 9, 7, 7, 5, 5])
+    met = np.array([False, False, True, False, False, False])
+    missed_by = np.array([0.1, 0.5, 0.2, 0.05, 0.3, 0.2])
+    np.testing.assert_array_equal(
+        sequence._best_per_frame(steps, met, missed_by), [False, True, True, False, False, True]
+    )
 
 
 def test_rig_spec_chain_matches_its_rest_pose():
