@@ -706,7 +706,9 @@ def _carry_through(frames: _Frames, order: Rows) -> None:
         return
     # Both side by side, each up to the visible jump beside it (its near side); the first kept
     # stops the other (the new branch back wins a tie): keeping both would only swap the sides.
-    lows = np.concatenate(([0], jumps[:-1]))
+    # The first frame stays: it was solved from where the shot starts (a loop's second lap
+    # starts where the first ended, so that it wraps; carried over, it wrapped with a 98° pop).
+    lows = np.concatenate(([1], jumps[:-1]))
     highs = np.concatenate((jumps[1:] - 1, [len(order) - 1]))
     count = len(jumps)
     rivals = np.concatenate((np.arange(count, 2 * count), np.arange(count)))

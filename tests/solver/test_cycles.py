@@ -112,3 +112,24 @@ def test_a_wrap_is_reported_only_where_it_pops(looped):
     assert visible_wrap_jump(drifted, False) > 0.0
     # A tenth of the lap drifts 4°: too little to read as a pop.
     assert visible_wrap_jump(drifted[: len(drifted) // 10], False) == 0.0
+
+
+def test_a_three_bone_loop_that_changes_branch_on_the_way_still_wraps():
+    """The benchmark's 3-bone chain (half of each lap out of reach, a branch change between
+    frames that reach): the second lap starts where the first ended and keeps its first pose,
+    so the lap wraps about as far as the path moves per frame. (Carrying a branch back over
+    the lap's first frame to remove a jump made it wrap 98°.)"""
+    chain = reference_chains.elliptic_chain(3)
+    path = loop_path(250)
+    looped = solve_cycle(chain, path, settings=replace(SETTINGS, restarts=2))
+    path_step = np.max(
+        np.arccos(
+            np.clip(
+                np.sum(path[1:] * path[:-1], axis=1)
+                / np.prod(np.linalg.norm(np.stack((path[1:], path[:-1])), axis=2), axis=0),
+                -1.0,
+                1.0,
+            )
+        )
+    )
+    assert wrap_turn(looped.rotations, False) <= 2.0 * path_step
