@@ -602,8 +602,8 @@ def _carry(
             frames.keep(done, np.array([pose for _, pose in carried[carrier]]), np.ones(len(done), dtype=bool))
             kept[carrier] = True
         going = going[~joined]
-        if rivals is not None:
-            going = going[~kept[np.maximum(rivals[going], 0)] | (rivals[going] < 0)]
+        if rivals is not None:  # a carry whose rival was kept stops
+            going = going[~((rivals[going] >= 0) & kept[rivals[going]])]
         position[going] += direction[going]
         going = within_reach(going)
     return kept, ran_out
