@@ -309,6 +309,37 @@ def test_a_branch_running_beside_the_old_one_is_blended_in(seed):
     assert np.max(chain.limit_violation(frames.rotations)) < 1e-9
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_carry_without_a_frame_limit_keeps_one_side_and_the_first_frame(seed):
+    """Two branches of a very redundant chain side by side for a whole shot, the pose jumping
+    from one to the other half way. Carried without a frame limit, the new branch back may not
+    take the shot's first frame and the old branch on reaches the end: the old branch is kept
+    to the end (only one side changes, or the jump would just swap sides), every goal met
+    before still met."""
+    chain = reference_chains.elliptic_chain(3)
+    rng = np.random.default_rng(seed)
+    path = smooth_pose_path(chain, rng, 120, keys=3)
+    targets = chain.forward_kinematics(path).effector
+    settings = SolveSettings(method="dls", tolerance=1e-4)
+    old = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
+    new = solve_sequence(chain, targets, start_rotations=chain.random_poses(rng, 1)[0], settings=settings)
+    rotations = np.concatenate((old.rotations[:60], new.rotations[60:]))
+    every = np.arange(120)
+    frames = sequence._Frames(chain, Goals.of(targets), settings)
+    met = np.concatenate((old.converged[:60], new.converged[60:]))
+    frames.keep(every, rotations, met)
+    assert met[59] and met[60] and pose_distance(rotations[60], rotations[59]) >= pose_jumps.VISIBLE_JUMP
+
+    sequence._carry_through(frames, every)
+
+    np.testing.assert_array_equal(frames.rotations[:60], rotations[:60])
+    assert np.all(pose_distance(frames.rotations[60:], rotations[60:]) > 0.0)
+    assert pose_jumps.visible_jumps(frames.rotations, every)[0].size == 0
+    assert np.all(frames.met[met])
+    np.testing.assert_array_less(frames.miss(every[frames.met], frames.rotations[frames.met]), 1e-4 * (1.0 + 1e-6))
+    assert np.max(chain.limit_violation(frames.rotations)) < 1e-9
+
+
 def test_the_rigify_left_leg_shot_meets_every_goal():
     """The demo's rigify_human left leg, as its bake sees it (a real rig's limits and path):
     every frame reaches. (DLS keeping joints pressed through rejected steps left one frame
