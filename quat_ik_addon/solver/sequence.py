@@ -41,8 +41,11 @@ is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
    did (a branch's dead end, where DLS falls onto another: landing on the old branch that
    way is no meeting). Two branches of a redundant chain may run side by side and never
    meet: then the jump is blended over the carried frames, the pose leaving the old branch
-   for the new one a little more each frame, every frame solved warm again.
-7. A tip whose twist is free and unseen by the goals turns, frame to frame, only as its
+   for the new one a little more each frame, every frame solved warm again. Visible jumps
+   left are carried once more without a frame limit, to the visible jumps beside them.
+7. Visible jumps still left: a third branch, found from random poses at the jump's frame,
+   may reach every frame around it (``branch_spans``).
+8. A tip whose twist is free and unseen by the goals turns, frame to frame, only as its
    direction does (``free_twist``): restarts leave it any twist at all.
 
 Carrying a branch from a neighbouring frame gets ``NEIGHBOUR_ITERATIONS``: a goal one frame
@@ -58,6 +61,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
+from .branch_spans import span_jumps
 from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised
 from .chain import Chain
 from .free_twist import carry_tip_twist_along, tip_twist_is_free
@@ -136,6 +140,8 @@ class _Frames:
             max_iterations=min(settings.max_iterations, NEIGHBOUR_ITERATIONS),
             method="dls" if settings.method == "dls_ccd" else settings.method,
         )
+        # A random start (``branch_spans``' candidates): the warm budget, without CCD's sweeps.
+        self.neighbour_long = replace(self.neighbour, max_iterations=self.warm_alone.max_iterations)
         # While a goal stays out of reach restarts are skipped: they cost many solves, cannot
         # help a goal nobody reaches, and would trade the followed pose for a far one.
         self.tracking_miss = tracking_a_miss(self.warm_alone)
@@ -754,6 +760,8 @@ def solve_sequence(
         _settle_misses(frames)
         checkpoint(0.85)
         _repair_jumps(frames, np.arange(goals.count))
+        checkpoint(0.95)
+        span_jumps(frames, followed)
     checkpoint(1.0)
     result = frames.result()
     if tip_twist_is_free(chain, goals):

@@ -410,6 +410,22 @@ def test_a_branch_that_spans_the_rest_of_the_shot_is_carried_past_a_jump():
     assert np.max(turns) < pose_jumps.VISIBLE_JUMP
 
 
+def test_a_third_branch_that_spans_the_shot_replaces_a_jump_no_carry_removes():
+    """A busy arm motion whose followed branch ends at a limit, and neither it nor the branch
+    it jumps onto (79°) reaches on across the jump. Another branch, found from random poses at
+    the jump's frame, meets every goal of the shot: it replaces the stretch (``branch_spans``),
+    and no joint turns more than 2° a frame."""
+    chain = reference_chains.elliptic_chain(3)
+    targets = chain.forward_kinematics(wave_pose_path(chain, np.random.default_rng(16), 1000, 0.9)).effector
+    settings = SolveSettings(tolerance=1e-3, restarts=2)
+    result = solve_sequence(chain, targets, settings=settings)
+    assert_result_is_honest(chain, result, targets)
+    assert result.success_rate == 1.0
+    assert np.degrees(np.max(pose_distance(result.rotations[1:], result.rotations[:-1]))) < 2.0
+    again = solve_sequence(chain, targets, settings=settings)  # seeded: the same shot every time
+    np.testing.assert_array_equal(again.rotations, result.rotations)
+
+
 def test_walkers_stepping_onto_one_frame_leave_it_to_the_one_that_meets():
     """Two walkers (one from each side) on frame 7, one on frame 9: on 7 the one that met its
     goal walks on, or of two misses the smaller; a frame with one walker keeps it."""
