@@ -106,7 +106,9 @@ def _carry_both_ways(frames, followed, jumps, stretches, candidates, owners) -> 
         there = pose_distance(rotations[at], rotations[beyond])
         limit = np.where(np.isinf(running[going]), np.inf, 2.0 * np.maximum(running[going], there) + JUMP_SLACK)
         held = met & (moved <= limit)
-        alive[going[~held]] = False
+        failed = going[~held]
+        alive[failed] = False
+        alive[failed ^ 1] = False  # a candidate must get to both ends: its other carry stops too
         going, poses, at, moved = going[held], poses[held], at[held], moved[held]
         for row, pose in zip(going, poses, strict=True):
             walked[row][step] = pose
