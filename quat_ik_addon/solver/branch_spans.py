@@ -78,8 +78,8 @@ def _candidates(frames, jumps: Rows) -> tuple[Array, Rows]:
 
 def _carry_both_ways(frames, followed, jumps, stretches, candidates, owners) -> list:
     """Each candidate carried back to its stretch's low end and on to its high end along the
-    followed frames, all side by side; returns (jump, poses by frame, largest turn per frame)
-    of the candidates that got to both ends."""
+    followed frames, all side by side; returns (jump, frames, poses there) of the candidates
+    that got to both ends."""
     routes = []  # per candidate, back then on: the frames each carry visits, in order
     for jump in owners:
         low, high = stretches[int(np.searchsorted(jumps, jump))]
@@ -87,15 +87,15 @@ def _carry_both_ways(frames, followed, jumps, stretches, candidates, owners) -> 
         routes.append(np.unique(np.concatenate((inside[inside < jump], [low, jump - 1])))[::-1])
         routes.append(np.unique(np.concatenate((inside[inside > jump], [high])))[1 if high == jump else 0 :])
     rows_of = np.repeat(np.arange(len(owners)), 2)
-    length = max(len(route) for route in routes)
+    lengths = np.array([len(route) for route in routes])
     walked = [np.empty((len(route), *candidates.shape[1:])) for route in routes]
     alive = np.ones(len(routes), dtype=bool)  # (an empty route has nothing to carry)
     previous = candidates[rows_of].copy()
     previous_frame = owners[rows_of].copy()
     running = np.full(len(routes), np.inf)  # the carry's latest turn per frame (none yet)
     rotations = frames.rotations
-    for step in range(length):
-        going = np.nonzero(alive & (step < np.array([len(route) for route in routes])))[0]
+    for step in range(int(lengths.max())):
+        going = np.nonzero(alive & (step < lengths))[0]
         if not going.size:
             break
         at = np.array([routes[row][step] for row in going])

@@ -422,8 +422,9 @@ def test_a_third_branch_that_spans_the_shot_replaces_a_jump_no_carry_removes():
     assert_result_is_honest(chain, result, targets)
     assert result.success_rate == 1.0
     assert np.degrees(np.max(pose_distance(result.rotations[1:], result.rotations[:-1]))) < 2.0
-    again = solve_sequence(chain, targets, settings=settings)  # seeded: the same shot every time
-    np.testing.assert_array_equal(again.rotations, result.rotations)
+    # Seeded: the same shot every time (to numpy's last bit, which its vector loops may move).
+    again = solve_sequence(chain, targets, settings=settings)
+    np.testing.assert_allclose(again.rotations, result.rotations, rtol=0.0, atol=1e-9)
 
 
 def test_walkers_stepping_onto_one_frame_leave_it_to_the_one_that_meets():
