@@ -275,13 +275,10 @@ def test_a_branch_change_between_frames_that_reach_is_carried_away(seed):
     assert np.max(chain.limit_violation(frames.rotations)) < 1e-9
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_a_branch_running_beside_the_old_one_is_blended_in(seed):
-    """Half a shot on another branch of a very redundant chain (3 ball joints for a position
-    goal): the two branches run side by side and never meet, so no carry removes the jump.
-    It is spread over the 30 frames before it instead: no jump is left, the joints turn no
-    faster than twice the branch's own motion plus the jump's share, every goal is still met
-    where it was, and frames outside the window are untouched."""
+def two_branches_half_way(seed):
+    """A 120-frame shot of a very redundant chain (3 ball joints for a position goal): the first
+    60 frames followed from the path's own start, the rest from a random pose (another branch).
+    Returns the chain, the shot's frames holding those poses, the poses and which met."""
     chain = reference_chains.elliptic_chain(3)
     rng = np.random.default_rng(seed)
     path = smooth_pose_path(chain, rng, 120, keys=3)
@@ -293,6 +290,17 @@ def test_a_branch_running_beside_the_old_one_is_blended_in(seed):
     met = np.concatenate((old.converged[:60], new.converged[60:]))
     frames = sequence._Frames(chain, Goals.of(targets), settings)
     frames.keep(np.arange(120), rotations, met)
+    return chain, frames, rotations, met
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_branch_running_beside_the_old_one_is_blended_in(seed):
+    """Half a shot on another branch of a very redundant chain (3 ball joints for a position
+    goal): the two branches run side by side and never meet, so no carry removes the jump.
+    It is spread over the 30 frames before it instead: no jump is left, the joints turn no
+    faster than twice the branch's own motion plus the jump's share, every goal is still met
+    where it was, and frames outside the window are untouched."""
+    chain, frames, rotations, met = two_branches_half_way(seed)
     every = np.arange(120)
     assert list(pose_jumps.jump_positions(rotations, every)) == [60]
     jump = pose_distance(rotations[60], rotations[59])
@@ -316,18 +324,8 @@ def test_a_carry_without_a_frame_limit_keeps_one_side_and_the_first_frame(seed):
     take the shot's first frame and the old branch on reaches the end: the old branch is kept
     to the end (only one side changes, or the jump would just swap sides), every goal met
     before still met."""
-    chain = reference_chains.elliptic_chain(3)
-    rng = np.random.default_rng(seed)
-    path = smooth_pose_path(chain, rng, 120, keys=3)
-    targets = chain.forward_kinematics(path).effector
-    settings = SolveSettings(method="dls", tolerance=1e-4)
-    old = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
-    new = solve_sequence(chain, targets, start_rotations=chain.random_poses(rng, 1)[0], settings=settings)
-    rotations = np.concatenate((old.rotations[:60], new.rotations[60:]))
+    chain, frames, rotations, met = two_branches_half_way(seed)
     every = np.arange(120)
-    frames = sequence._Frames(chain, Goals.of(targets), settings)
-    met = np.concatenate((old.converged[:60], new.converged[60:]))
-    frames.keep(every, rotations, met)
     assert met[59] and met[60] and pose_distance(rotations[60], rotations[59]) >= pose_jumps.VISIBLE_JUMP
 
     sequence._carry_through(frames, every)
