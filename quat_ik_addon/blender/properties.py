@@ -201,7 +201,10 @@ class QuatIKChain(bpy.types.PropertyGroup):
     )
     tolerance: FloatProperty(
         name="Tolerance",
-        description="Distance from the target counted as reached; the solver stops there",
+        description=(
+            "Distance from the target counted as reached; the solver stops there. A target's rotation "
+            "counts as matched within the turn that moves a point at the chain's full length by this much"
+        ),
         subtype="DISTANCE",
         default=1e-4,
         min=0.0,

@@ -162,7 +162,7 @@ def run_ccd(
     best_rotations, best_error = rotations.copy(), error.copy()
     iterations = np.zeros(goals.count, dtype=np.int64)
     stalled_sweeps = np.zeros(goals.count, dtype=np.int64)
-    active = ~settings.reached(position_error, orientation_error, tolerance)
+    active = ~settings.reached(position_error, orientation_error, tolerance, chain.reach)
     use_pull = preferred is not None and settings.rest_pull > 0.0
 
     for _ in range(max_iterations):
@@ -185,7 +185,7 @@ def run_ccd(
         slow = error[rows] - new_error < settings.stall_ratio * error[rows]
         stalled_sweeps[rows] = np.where(slow, stalled_sweeps[rows] + 1, 0)
         error[rows] = new_error
-        reached = settings.reached(row_position_error, row_orientation_error, tolerance)
+        reached = settings.reached(row_position_error, row_orientation_error, tolerance, chain.reach)
         active[rows] = ~reached & (stalled_sweeps[rows] < settings.stall_iterations)
     return best_rotations, iterations
 
@@ -221,6 +221,6 @@ def finish_result(
         orientation_error=orientation_error,
         iterations=iterations,
         restarts=np.zeros(goals.count, dtype=np.int64) if restarts is None else restarts,
-        converged=settings.reached(position_error, orientation_error, tolerance),
+        converged=settings.reached(position_error, orientation_error, tolerance, chain.reach),
         tolerance=tolerance,
     )

@@ -219,7 +219,7 @@ def run_dls(
     damping = np.full(goals.count, settings.damping * chain.reach)
     iterations = np.zeros(goals.count, dtype=np.int64)
     failures = np.zeros(goals.count, dtype=np.int64)
-    active = ~settings.reached(position_error, orientation_error, tolerance)
+    active = ~settings.reached(position_error, orientation_error, tolerance, chain.reach)
     met = ~active
     n = chain.n_bones
     pressed = np.zeros((goals.count, n, 3))
@@ -288,7 +288,7 @@ def run_dls(
         slow = ~better | (gain < settings.stall_ratio * error[rows])
         failures[rows] = np.where(slow, failures[rows] + 1, 0)
         error[accepted] = trial_error[better]
-        reached = settings.reached(trial_position, trial_orientation, tolerance) & better
+        reached = settings.reached(trial_position, trial_orientation, tolerance, chain.reach) & better
         stalled = failures[rows] >= settings.stall_iterations
         active[rows] = ~reached & ~stalled
         met[rows] = reached

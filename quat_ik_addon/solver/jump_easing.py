@@ -131,5 +131,5 @@ def ease_jumps(
         effector=effector,
         position_error=position_error,
         orientation_error=orientation_error,
-        converged=settings.reached(position_error, orientation_error, solved.tolerance),
+        converged=settings.reached(position_error, orientation_error, solved.tolerance, chain.reach),
     )

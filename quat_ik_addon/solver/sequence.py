@@ -147,7 +147,9 @@ class _Frames:
         self.tracking_miss = tracking_a_miss(self.warm_alone)
         coarse = dict(
             tolerance=max(settings.absolute_tolerance(chain.reach), COARSE_TOLERANCE * chain.reach),
-            orientation_tolerance=max(settings.orientation_tolerance, COARSE_TURN),
+            orientation_tolerance=max(
+                settings.angle_tolerance(settings.absolute_tolerance(chain.reach), chain.reach), COARSE_TURN
+            ),
         )
         self.coarse = replace(self.warm_alone, **coarse)
         self.coarse_full = replace(self.warm_alone_full, **coarse)

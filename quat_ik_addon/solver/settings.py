@@ -33,7 +33,9 @@ class SolveSettings:
     max_iterations: int = 100
     tolerance: float | None = None
     relative_tolerance: float = 1e-6
-    orientation_tolerance: float = 1e-6
+    # Radians; None: the turn that moves a point at the chain's reach by the position tolerance
+    # (a hand's rotation is then met as closely as its position).
+    orientation_tolerance: float | None = None
     order: str = "tip_to_base"
     stall_iterations: int = 8
     stall_ratio: float = 1e-4
@@ -65,7 +67,7 @@ class SolveSettings:
             raise ValueError(f"tolerance must be a finite number >= 0, not {self.tolerance}")
         for name in ("relative_tolerance", "orientation_tolerance"):
             value = getattr(self, name)
-            if not (value >= 0.0 and np.isfinite(value)):
+            if value is not None and not (value >= 0.0 and np.isfinite(value)):
                 raise ValueError(f"{name} must be a finite number >= 0, not {value}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, not {self.method!r}")
@@ -79,9 +81,17 @@ class SolveSettings:
     def absolute_tolerance(self, reach: float) -> float:
         return self.tolerance if self.tolerance is not None else self.relative_tolerance * reach
 
-    def reached(self, position_error: NDArray, orientation_error: NDArray, tolerance: float) -> NDArray[np.bool_]:
-        """Goals met: position within ``tolerance`` and orientation within its own tolerance."""
-        return (position_error <= tolerance) & (orientation_error <= self.orientation_tolerance)
+    def angle_tolerance(self, tolerance: float, reach: float) -> float:
+        """The orientation tolerance (radians) that goes with position ``tolerance``."""
+        if self.orientation_tolerance is not None:
+            return self.orientation_tolerance
+        return tolerance / max(reach, 1e-12)
+
+    def reached(
+        self, position_error: NDArray, orientation_error: NDArray, tolerance: float, reach: float
+    ) -> NDArray[np.bool_]:
+        """Goals met: position within ``tolerance`` and orientation within ``angle_tolerance``."""
+        return (position_error <= tolerance) & (orientation_error <= self.angle_tolerance(tolerance, reach))
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,7 @@ def _restart(
         measured = None
         # Beyond the chain's reach no start helps: those goals keep their best pose.
         in_reach = np.linalg.norm(goals.positions - chain.rest_offsets[0], axis=1) <= chain.reach + tolerance
-        unmet = np.nonzero(~settings.reached(position_error, orientation_error, tolerance) & in_reach)[0]
+        unmet = np.nonzero(~settings.reached(position_error, orientation_error, tolerance, chain.reach) & in_reach)[0]
         if unmet.size == 0:
             break
         rng = rng or np.random.default_rng(settings.seed)
@@ -146,7 +146,7 @@ def _restart(
         trial, trial_iterations, (trial_position, trial_orientation, _) = run_method(
             chain, trial_goals, starts, budget, None if preferred is None else preferred[rows]
         )
-        trial_met = settings.reached(trial_position, trial_orientation, tolerance)
+        trial_met = settings.reached(trial_position, trial_orientation, tolerance, chain.reach)
         # Rank: goals met first, then nearest the reference pose, else smallest error.
         if reference is not None:
             closeness = pose_distance(trial, reference[rows])

@@ -26,9 +26,8 @@ def assert_result_is_honest(chain, result, targets):
     assert np.max(chain.limit_violation(result.rotations)) < 1e-9
     effector = chain.forward_kinematics(result.rotations).effector
     np.testing.assert_allclose(np.linalg.norm(effector - targets, axis=1), result.position_error, atol=1e-12)
-    met = (result.position_error <= result.tolerance) & (
-        result.orientation_error <= SolveSettings().orientation_tolerance
-    )
+    # (Orientation met within the turn that moves a point at the chain's reach by the tolerance.)
+    met = (result.position_error <= result.tolerance) & (result.orientation_error <= result.tolerance / chain.reach)
     np.testing.assert_array_equal(result.converged, met)
 
 

@@ -425,6 +425,24 @@ def test_a_third_branch_that_spans_the_shot_replaces_a_jump_no_carry_removes():
     np.testing.assert_allclose(again.rotations, result.rotations, rtol=0.0, atol=1e-9)
 
 
+def test_a_rotation_met_as_closely_as_the_position_counts_as_met():
+    """Position and orientation goals made by a busy pose path inside arm3's limits (often on
+    them, where DLS converges slowly): every frame counts as met, its rotation within the turn
+    that moves a point at the chain's reach by the position tolerance. (With a fixed 1e-6 rad,
+    45 frames counted as missed at up to 0.016°, and the shot's miss handling ran for them.)"""
+    chain = reference_chains.arm3()
+    path = wave_pose_path(chain, np.random.default_rng(2), 1000, 0.9)
+    pose = chain.forward_kinematics(path)
+    goals = Goals(positions=pose.effector, orientations=pose.rotations[:, -1])
+    settings = SolveSettings(tolerance=1e-3, restarts=2)
+    result = solve_sequence(chain, goals, settings=settings)
+    assert result.success_rate == 1.0
+    assert np.max(result.position_error) <= 1e-3
+    assert np.max(result.orientation_error) <= 1e-3 / chain.reach
+    assert settings.angle_tolerance(1e-3, chain.reach) == 1e-3 / chain.reach
+    assert SolveSettings(orientation_tolerance=1e-6).angle_tolerance(1e-3, chain.reach) == 1e-6
+
+
 def test_walkers_stepping_onto_one_frame_leave_it_to_the_one_that_meets():
     """Two walkers (one from each side) on frame 7, one on frame 9: on 7 the one that met its
     goal walks on, or of two misses the smaller; a frame with one walker keeps it."""
