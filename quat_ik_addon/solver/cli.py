@@ -64,7 +64,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--method", choices=METHODS, default=SolveSettings.method)
     run.add_argument("--restarts", type=int, default=3, help="restart rounds for stuck targets")
     run.add_argument("--max-iterations", type=int, default=SolveSettings.max_iterations)
-    run.add_argument("--tolerance", type=float, help="position tolerance (default: 1e-6 x chain reach)")
+    run.add_argument(
+        "--tolerance",
+        type=float,
+        help="position tolerance (default: 1e-6 x chain reach); a rotation counts within tolerance / reach radians",
+    )
     run.add_argument("--sequence", action="store_true", help="targets are frames: keep continuity between them")
     return parser
 
