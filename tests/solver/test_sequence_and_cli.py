@@ -443,6 +443,50 @@ def test_a_rotation_met_as_closely_as_the_position_counts_as_met():
     assert SolveSettings(orientation_tolerance=1e-6).angle_tolerance(1e-3, chain.reach) == 1e-6
 
 
+def test_the_third_branch_search_never_loses_a_goal_or_adds_a_jump(monkeypatch):
+    """Random shots (2-80 frames, goals blending between random reachable poses with jumps
+    between them, some scaled out of reach, some with orientation goals) on five chains: step 7
+    leaves every goal met that was met before it, no more visible jumps, and every joint
+    inside its limits (measured on each shot just before and after the step)."""
+    rng = np.random.default_rng(5)
+    chains = [
+        reference_chains.arm3(),
+        reference_chains.limited_chain(4),
+        reference_chains.elliptic_chain(3),
+        reference_chains.free_chain(3),
+        reference_chains.elliptic_chain(2),
+    ]
+    seen = []
+
+    def measured(frames, followed):
+        every = np.arange(frames.goals.count)
+        before = frames.met.copy(), len(pose_jumps.visible_jumps(frames.rotations, every)[0])
+        original(frames, followed)
+        seen.append((before, (frames.met.copy(), len(pose_jumps.visible_jumps(frames.rotations, every)[0]))))
+        assert np.max(frames.chain.limit_violation(frames.rotations)) < 1e-9
+
+    original = sequence.span_jumps
+    monkeypatch.setattr(sequence, "span_jumps", measured)
+    for case in range(30):
+        chain = chains[case % len(chains)]
+        count = int(rng.integers(2, 80))
+        poses = chain.random_poses(rng, 4)[np.sort(rng.integers(0, 4, count))]
+        positions = chain.forward_kinematics(poses).effector + rng.normal(scale=0.02 * chain.reach, size=(count, 3))
+        if case % 3 == 0:
+            positions *= rng.uniform(0.5, 1.6)
+        orientations = chain.forward_kinematics(poses).rotations[:, -1] if case % 4 == 1 else None
+        solve_sequence(
+            chain,
+            Goals(positions=positions, orientations=orientations),
+            settings=SolveSettings(tolerance=1e-3 * chain.reach, restarts=1),
+        )
+    assert len(seen) == 30
+    for (met_before, jumps_before), (met_after, jumps_after) in seen:
+        assert np.all(met_after[met_before])
+        assert jumps_after <= jumps_before
+    assert sum(after[1] < before[1] for before, after in seen) >= 1  # the step did something
+
+
 def test_walkers_stepping_onto_one_frame_leave_it_to_the_one_that_meets():
     """Two walkers (one from each side) on frame 7, one on frame 9: on 7 the one that met its
     goal walks on, or of two misses the smaller; a frame with one walker keeps it."""
