@@ -67,7 +67,7 @@ def _candidates(frames, jumps: Rows) -> tuple[Array, Rows]:
     rng = np.random.default_rng(frames.settings.seed)
     at = np.repeat(jumps, CANDIDATES)
     # The warm budget, DLS alone: a random start that needs more is one of many.
-    poses, met = frames.solve_rows(at, chain.random_poses(rng, len(at)), None, frames.neighbour_long)
+    poses, met = frames.solve_rows(at, chain.random_poses(rng, len(at)), None, frames.warm_dls)
     beside = np.minimum(pose_distance(poses, frames.rotations[at]), pose_distance(poses, frames.rotations[at - 1]))
     keep = met & (beside > DISTINCT)
     for row in np.nonzero(keep)[0]:  # one answer per branch found

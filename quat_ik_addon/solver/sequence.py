@@ -141,7 +141,7 @@ class _Frames:
             method="dls" if settings.method == "dls_ccd" else settings.method,
         )
         # A random start (``branch_spans``' candidates): the warm budget, without CCD's sweeps.
-        self.neighbour_long = replace(self.neighbour, max_iterations=self.warm_alone.max_iterations)
+        self.warm_dls = replace(self.neighbour, max_iterations=self.warm_alone.max_iterations)
         # While a goal stays out of reach restarts are skipped: they cost many solves, cannot
         # help a goal nobody reaches, and would trade the followed pose for a far one.
         self.tracking_miss = tracking_a_miss(self.warm_alone)
