@@ -205,8 +205,8 @@ def test_a_shot_reports_its_progress_and_stops_when_asked(rng):
     stopped_elsewhere.join()
     plain = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
     # The same shot, to numpy's last bit (its vector loops, picked by where an array lies in
-    # memory, moved 2 of 4,800 values by 2e-16 between two runs in one process).
-    np.testing.assert_allclose(plain.rotations, reported.rotations, rtol=0.0, atol=1e-12)
+    # memory, moved 2 of 4,800 values by 2e-16 between two runs in one process; up to 1e-12 elsewhere).
+    np.testing.assert_allclose(plain.rotations, reported.rotations, rtol=0.0, atol=1e-9)
 
 
 def test_a_goal_out_of_reach_is_tracked_cheaply_and_left_smoothly(rng):
