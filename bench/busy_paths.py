@@ -14,6 +14,10 @@ counts
 * frames counted missed, though the path that made them meets them;
 * the solve time, all shots together.
 
+A second table starts DLS (20 iterations, no restarts) a few degrees from each pose of such
+paths (every joint turned about a random axis, clamped) and counts the goals met: poses on
+several limits at once, where a solver that cannot slide along them stops short.
+
 Prints a table and writes it to bench/results/busy_paths.md. Run:
 ``.venv/bin/python bench/busy_paths.py`` (about a minute and a half).
 """
@@ -36,12 +40,15 @@ from quat_ik_addon.solver.goals import Goals  # noqa: E402
 from quat_ik_addon.solver.rig_spec import load_rig_spec  # noqa: E402
 from quat_ik_addon.solver.sequence import solve_sequence  # noqa: E402
 from quat_ik_addon.solver.settings import SolveSettings  # noqa: E402
-from quat_ik_addon.solver.solve import pose_distance  # noqa: E402
+from quat_ik_addon.solver.solve import pose_distance, solve_from  # noqa: E402
 
 SETTINGS = SolveSettings(tolerance=1e-3, restarts=2)
 VISIBLE = np.radians(10.0)
 # (amplitude in radians, frames): a loop over 1,000 frames, and a faster one over 250.
 SHOTS = ((0.9, 1000), (0.6, 250))
+NEAR_DEGREES = (2.0, 5.0, 10.0)  # how far from a pose that meets the goal DLS starts
+NEAR = SolveSettings(tolerance=1e-3, restarts=0, method="dls", max_iterations=20)
+NEAR_SEEDS, NEAR_FRAMES = range(6), 400
 
 
 def busy_path(chain: Chain, seed: int, amplitude: float, frames: int) -> np.ndarray:
@@ -82,6 +89,23 @@ def measure(chain: Chain, seeds: range, with_orientation: bool) -> dict:
     }
 
 
+def near_starts(chain: Chain, with_orientation: bool) -> list[float]:
+    """Per ``NEAR_DEGREES``: the share of goals DLS meets from that far off the path's poses."""
+    shares = []
+    for degrees in NEAR_DEGREES:
+        met = 0
+        for seed in NEAR_SEEDS:
+            truth = busy_path(chain, seed, 0.9, NEAR_FRAMES)
+            pose = chain.forward_kinematics(truth)
+            goals = Goals(positions=pose.effector, orientations=pose.rotations[:, -1] if with_orientation else None)
+            axes = np.random.default_rng(100 + seed).normal(size=(NEAR_FRAMES, chain.n_bones, 3))
+            axes /= np.linalg.norm(axes, axis=-1, keepdims=True)
+            start = chain.clamp_to_limits(quat.multiply(quat.from_rotation_vector(np.radians(degrees) * axes), truth))
+            met += int(np.sum(solve_from(chain, goals, start, settings=NEAR).converged))
+        shares.append(met / (len(NEAR_SEEDS) * NEAR_FRAMES))
+    return shares
+
+
 def main() -> None:
     human_arm = Chain.from_rig_spec(load_rig_spec(REPO / "sample_rigs" / "human_arm.rig.json"), "arm.L")
     rows = [
@@ -108,6 +132,20 @@ def main() -> None:
         lines.append(
             f"| {name} | {goals} | {figures['paths']} | {figures['jumps']} | {figures['paths_with_jumps']} "
             f"| {figures['largest']:.1f} | {figures['missed']} | {figures['seconds']:.1f} |"
+        )
+        print(lines[-1], flush=True)
+    lines += [
+        "",
+        f"DLS ({NEAR.max_iterations} iterations, no restarts) started a few degrees from each pose of "
+        f"{len(NEAR_SEEDS)} such paths ({NEAR_FRAMES} frames, amplitude 0.9; every joint turned about a "
+        "random axis, clamped): the share of goals it meets.",
+        "",
+        "| chain | " + " | ".join(f"{degrees:g}° off" for degrees in NEAR_DEGREES) + " |",
+        "|---|" + "---|" * len(NEAR_DEGREES),
+    ]
+    for name, chain, _, with_orientation in rows:
+        lines.append(
+            f"| {name} | " + " | ".join(f"{share:.3f}" for share in near_starts(chain, with_orientation)) + " |"
         )
         print(lines[-1], flush=True)
     out = REPO / "bench" / "results" / "busy_paths.md"

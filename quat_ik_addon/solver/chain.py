@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
 from .chain_clamp import ChainClamp
+from .limit_contacts import LimitContacts
 from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike, parameter_digest
 
 Array = NDArray[np.float64]
@@ -191,6 +192,11 @@ class Chain:
     @cached_property
     def _clamp(self) -> ChainClamp:
         return ChainClamp(self.limit_groups)
+
+    @cached_property
+    def limit_contacts(self) -> LimitContacts:
+        """Which way a clamp turned each joint back onto its limit (for DLS's pressed joints)."""
+        return LimitContacts(self.limit_groups, self.n_bones)
 
     def limit_violation(self, rotations: ArrayLike) -> Array:
         """How far (radians) each bone sits outside its limit: (N, n)."""

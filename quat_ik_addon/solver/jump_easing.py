@@ -8,8 +8,8 @@ spread of ``pose_curves.spread_difference``, the jump's turn split evenly over t
 steps). Solving those frames again one by one would fall back onto one branch; instead the
 window is relaxed as a whole (``_relax``): every pose steps towards its own goal and the poses
 are spaced evenly along the way again, so the pose still crosses over evenly but through
-postures closer to the goals (on random 3-bone shots whose goals stay in reach, through
-postures that meet them all). Where the relaxed window would miss more at its worst than the
+postures closer to the goals (on most random 3-bone shots whose goals stay in reach,
+through postures that meet them all). Where the relaxed window would miss more at its worst than the
 plain spread, or turn much faster, the spread stays. The tip may miss on the way; the result measures it honestly.
 """
 

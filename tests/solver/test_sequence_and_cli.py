@@ -174,8 +174,12 @@ def test_long_batches_solved_in_pieces_give_the_same_shot(rng, monkeypatch):
     whole = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
     monkeypatch.setattr(sequence, "CHUNK_ROWS", 7)
     pieces = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
-    # (Equal up to rounding: small and large batches multiply quaternions by different kernels.)
-    np.testing.assert_allclose(pieces.rotations, whole.rotations, atol=1e-9)
+    # (Equal up to rounding: small and large batches multiply quaternions by different kernels.
+    # Where the goal is out of reach the closest miss is a flat minimum, where rounding moves
+    # the pose by up to ~1e-7 and its miss by nothing that shows.)
+    met = whole.converged
+    np.testing.assert_allclose(pieces.rotations[met], whole.rotations[met], atol=1e-9)
+    np.testing.assert_allclose(pieces.rotations, whole.rotations, atol=1e-6)
     np.testing.assert_allclose(pieces.position_error, whole.position_error, atol=1e-9)
     for name in ("iterations", "restarts", "converged"):
         np.testing.assert_array_equal(getattr(pieces, name), getattr(whole, name), err_msg=name)
@@ -387,13 +391,14 @@ def test_a_carry_that_falls_onto_the_old_branch_is_no_join():
     np.testing.assert_array_equal(frames.rotations, rotations)
 
 
-def wave_pose_path(chain, rng, frames, amplitude):
+def wave_pose_path(chain, rng, frames, amplitude, clamped=True):
     """Poses whose rotation vectors' components are sines of random frequencies and phases
-    (a loop's worth of busy arm motion), clamped into the limits."""
+    (a loop's worth of busy arm motion), clamped into the limits (many onto several at once)."""
     count = 3 * chain.n_bones
     t = np.linspace(0.0, 2.0 * np.pi, frames)[:, None]
     wave = np.sin(t * rng.uniform(0.5, 2.0, count) + rng.uniform(0.0, 2.0 * np.pi, count))
-    return chain.clamp_to_limits(quat.from_rotation_vector(amplitude * wave.reshape(frames, chain.n_bones, 3)))
+    poses = quat.from_rotation_vector(amplitude * wave.reshape(frames, chain.n_bones, 3))
+    return chain.clamp_to_limits(poses) if clamped else poses
 
 
 def test_a_branch_that_spans_the_rest_of_the_shot_is_carried_past_a_jump():

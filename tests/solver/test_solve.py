@@ -280,7 +280,8 @@ def test_ccd_finishing_leaves_what_it_cannot_finish_to_the_restarts(monkeypatch)
     restarts follow it stops after ``FINISH_SWEEPS`` and every goal is still met; without
     restarts it keeps its budget, the only way left towards the goal."""
     chain = Chain.from_rig_spec(load_rig_spec(REPO / "sample_rigs" / "human_arm.rig.json"), "arm.L")
-    poses = chain.random_poses(np.random.default_rng(1), 40)
+    # Random goals; DLS leaves a few to CCD, and it cannot finish one of them.
+    poses = chain.random_poses(np.random.default_rng(4), 40)
     posed = chain.forward_kinematics(poses)
     goals = Goals(posed.effector, orientations=posed.rotations[:, -1], orientation_weight=0.5)
     finishing_sweeps: list[int] = []
