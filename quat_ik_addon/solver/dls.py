@@ -77,34 +77,50 @@ class _AllowedTurns:
             axes = quat.rotate(pre[:, self.hinges], chain.hinge_axes)
             self.hinge_projectors = axes[..., :, None] * axes[..., None, :]
         self.pressed = None
-        self.held: tuple[NDArray[np.intp], NDArray[np.intp], Array, Array] | None = None
+        self.held: tuple[NDArray[np.intp], NDArray[np.intp], Array, Array, Array] | None = None
 
     def keep_pressed(self, pressed: Array, blocks: Array) -> None:
         """Joints pressed against their limits (``pressed`` (N, n, SLOTS, 3): unit axes, in the
         joint's frame, about which a limit turned a part of a joint back, zero where none did;
         ``limit_contacts``) stay off those axes: so the other joints make up for them instead
         of the step being clamped away (the active set of gradient projection, Rosen 1960).
-        ``still_held`` says which to let go of after the step. Blocks (N, n, m, 3), before
+        ``let_go`` says which to let go of after the step. Blocks (N, n, m, 3), before
         projection."""
         rows, joints = np.nonzero(np.any(pressed != 0.0, axis=(-2, -1)))
         if rows.size == 0:
             return
         axes = pressed[rows, joints]
         inwards = quat.rotate(np.repeat(self.pre[rows, joints][:, None], SLOTS, axis=1), axes)
+        self._project_off(rows, joints, inwards)
+        # How a turn inwards about each axis would move the goals' rows: (k, m, SLOTS).
+        self.held = (rows, joints, axes, inwards, np.einsum("kmi,ksi->kms", blocks[rows, joints], inwards))
+
+    def _project_off(self, rows: NDArray[np.intp], joints: NDArray[np.intp], inwards: Array) -> None:
         # A ball joint's two axes are perpendicular (``limit_contacts``): I − Σ a aᵀ projects off both.
         self.pressed = (rows, joints, np.eye(3) - np.einsum("ksi,ksj->kij", inwards, inwards))
-        # How a turn inwards about each axis would move the goals' rows: (k, m, SLOTS).
-        self.held = (rows, joints, axes, np.einsum("kmi,ksi->kms", blocks[rows, joints], inwards))
 
-    def still_held(self, left: Array) -> tuple[NDArray[np.intp], NDArray[np.intp], Array]:
-        """The held axes to hold on the next step, given the residual the linear model leaves
-        after this one (N, m): an axis is let go of where turning inwards about it would reduce
-        what is left, its Lagrange multiplier's sign (Nocedal & Wright 2006, §16.5, active-set
-        methods). Testing the residual before the step instead (the steepest descent's sign)
-        let go of joints the DLS step still pushed outwards, and held others it pulled inwards."""
-        rows, joints, axes, columns = self.held
-        inwards_helps = np.einsum("kms,km->ks", columns, left[rows]) > 0.0
-        return rows, joints, np.where(inwards_helps[..., None], 0.0, axes)
+    def let_go(self, jacobian: Array, left: Array) -> tuple[NDArray[np.intp], NDArray[np.intp], Array, bool]:
+        """Let go of the held axes where turning inwards about them would reduce the residual
+        the linear model leaves after the step (``left`` (N, m)): their Lagrange multipliers'
+        sign (Nocedal & Wright 2006, §16.5, active-set methods). Their columns go back into
+        ``jacobian`` (N, m, 3n, in place) so the step can be solved again at once; returns the
+        (row, joint) pairs with the axes still held, and whether any was let go of. Testing the
+        residual before the step instead (the steepest descent's sign) let go of joints the DLS
+        step still pushed outwards, and held others it pulled inwards."""
+        rows, joints, axes, inwards, columns = self.held
+        helps = np.einsum("kms,km->ks", columns, left[rows]) > 0.0
+        if not helps.any():
+            return rows, joints, axes, False
+        pairs, slots = np.nonzero(helps)
+        back = columns[pairs, :, slots][:, :, None] * inwards[pairs, slots][:, None, :]  # (K, m, 3)
+        if self.weights is not None:
+            back *= self.weights[joints[pairs]][:, None, None]
+        count, m = jacobian.shape[:2]
+        np.add.at(jacobian.reshape(count, m, -1, 3), (rows[pairs], slice(None), joints[pairs]), back)
+        kept = ~helps[..., None]
+        self._project_off(rows, joints, np.where(kept, inwards, 0.0))
+        self.held = (rows, joints, np.where(kept, axes, 0.0), np.where(kept, inwards, 0.0), columns)
+        return rows, joints, self.held[2], True
 
     def of_blocks(self, blocks: Array) -> Array:
         """Each joint's (r, 3) block times its projector: blocks (N, n, r, 3), changed in place."""
@@ -193,6 +209,40 @@ def _press(chain: Chain, pressed: Array, rows: NDArray[np.intp], clamped: Array,
         pressed[at] = np.where(np.any(axes != 0.0, axis=-1, keepdims=True), axes, pressed[at])
 
 
+def _moved(jacobian: Array, step: Array) -> Array:
+    """How a step (N, 3n) moves the goals' rows by the linear model: (N, m)."""
+    return np.einsum("nmc,nc->nm", jacobian, step)
+
+
+def _linear_step(
+    jacobian: Array,
+    residual: Array,
+    damping: Array,
+    method: str,
+    allowed: _AllowedTurns,
+    pull: Array | None,
+    reach: float,
+) -> Array:
+    """The step (N, 3n) in the Jacobian's coordinates: damped least squares, (J Jᵀ + λ²I) y = e
+    and Jᵀy, plus ``pull`` (N, n, 3) in its null space; or a Jᵀe step of Buss's optimal length."""
+    if method == "transpose":
+        step = np.einsum("nmc,nm->nc", jacobian, residual)
+        moved = _moved(jacobian, step)
+        length = np.einsum("nm,nm->n", residual, moved) / np.maximum(np.einsum("nm,nm->n", moved, moved), 1e-300)
+        return step * length[:, None]
+    normal = np.einsum("nic,njc->nij", jacobian, jacobian)
+    normal += (damping**2)[:, None, None] * np.eye(normal.shape[-1])
+    step = np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(normal, residual[..., None])[..., 0])
+    if pull is not None:
+        toward = allowed.of_vectors(pull.copy()).reshape(step.shape)
+        # Project with (almost) no damping: a damped projector leaks the pull into what the
+        # goals see and stalls convergence.
+        exact = normal - (damping**2 - (1e-5 * reach) ** 2)[:, None, None] * np.eye(normal.shape[-1])
+        seen = _moved(jacobian, toward)
+        step += toward - np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(exact, seen[..., None])[..., 0])
+    return step
+
+
 class DlsEnding(NamedTuple):
     """What ``run_dls`` knows of the poses it returns."""
 
@@ -247,28 +297,15 @@ def run_dls(
         row_pose = pose if rows.size == goals.count else pose.take(rows)
         pre = row_pose.pre_rotations
         jacobian, residual, allowed = problem.linearise(row_pose, pressed[rows])
-        if method == "transpose":
-            step = np.einsum("nmc,nm->nc", jacobian, residual)
-            moved = np.einsum("nmc,nc->nm", jacobian, step)
-            length = np.einsum("nm,nm->n", residual, moved) / np.maximum(np.einsum("nm,nm->n", moved, moved), 1e-300)
-            step = step * length[:, None]
-        else:
-            normal = np.einsum("nic,njc->nij", jacobian, jacobian)
-            normal += (damping[rows] ** 2)[:, None, None] * np.eye(normal.shape[-1])
-            step = np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(normal, residual[..., None])[..., 0])
-            if preferred is not None and settings.rest_pull > 0.0:
-                toward = settings.rest_pull * _toward_preferred(rotations[rows], preferred[rows], pre)
-                toward = allowed.of_vectors(toward).reshape(len(rows), 3 * n)
-                # Project with (almost) no damping: a damped projector leaks the pull into what
-                # the goals see and stalls convergence.
-                exact = normal - (damping[rows] ** 2 - (1e-5 * chain.reach) ** 2)[:, None, None] * np.eye(
-                    normal.shape[-1]
-                )
-                seen = np.einsum("nmc,nc->nm", jacobian, toward)
-                step += toward - np.einsum("nmc,nm->nc", jacobian, np.linalg.solve(exact, seen[..., None])[..., 0])
+        pull = None
+        if preferred is not None and settings.rest_pull > 0.0 and method != "transpose":
+            pull = settings.rest_pull * _toward_preferred(rotations[rows], preferred[rows], pre)
+        step = _linear_step(jacobian, residual, damping[rows], method, allowed, pull, chain.reach)
         if allowed.held is not None:
-            held_rows, held_joints, held_axes = allowed.still_held(residual - np.einsum("nmc,nc->nm", jacobian, step))
+            held_rows, held_joints, held_axes, let_go = allowed.let_go(jacobian, residual - _moved(jacobian, step))
             pressed[rows[held_rows], held_joints] = held_axes
+            if let_go:  # the step again, with those joints free to turn inwards
+                step = _linear_step(jacobian, residual, damping[rows], method, allowed, pull, chain.reach)
         step = step.reshape(len(rows), n, 3)
         if allowed.weights is not None:
             step *= allowed.weights[:, None]  # from weighted coordinates back to joint turns
@@ -299,7 +336,7 @@ def run_dls(
         active[rows] = ~reached & ~stalled
         met[rows] = reached
         # Joints their limit turned back press on it: later steps keep off those axes until
-        # turning inwards would help (``still_held``). A joint kept off its limit is not turned
+        # turning inwards would help (``let_go``). A joint kept off its limit is not turned
         # back again, yet still presses: it stays pressed (releasing it made steps alternate
         # between pushing into the limit and sliding along it). A failed step releases them
         # all (the goal may need a joint off its limit in a way the linear model does not see;
