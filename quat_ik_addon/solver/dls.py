@@ -26,6 +26,7 @@ from .settings import SolveSettings
 Array = NDArray[np.float64]
 
 MAX_JOINT_STEP = 0.5  # radians: a damped step never turns one joint further than this
+NEGLIGIBLE = 1e-9  # relative: a column or a multiplier this small is rounding, not a direction
 NORMALISED_ONLY = 1e-10  # a clamp that moved no component of a unit quaternion further did not act
 
 
@@ -70,6 +71,7 @@ class _AllowedTurns:
     def __init__(self, chain: Chain, pre: Array):
         self.hinges = chain.hinge_bones
         self.fixed = chain.fixed_bones
+        self.reach = chain.reach
         shares = chain.step_shares
         self.weights = None if shares is None else np.sqrt(shares)
         self.pre = pre
@@ -108,7 +110,14 @@ class _AllowedTurns:
         residual before the step instead (the steepest descent's sign) let go of joints the DLS
         step still pushed outwards, and held others it pulled inwards."""
         rows, joints, axes, inwards, columns = self.held
-        helps = np.einsum("kms,km->ks", columns, left[rows]) > 0.0
+        # Clearly positive only: an axis that moves nothing the goals see (a bone's twist under
+        # a position goal on its axis) has a column of rounding noise, and so a multiplier
+        # whose sign numpy's last bits decide.
+        size = np.linalg.norm(columns, axis=1)
+        multiplier = np.einsum("kms,km->ks", columns, left[rows])
+        helps = (size > NEGLIGIBLE * self.reach) & (
+            multiplier > NEGLIGIBLE * size * np.linalg.norm(left[rows], axis=-1)[:, None]
+        )
         if not helps.any():
             return rows, joints, axes, False
         pairs, slots = np.nonzero(helps)

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 from test_sequence_and_cli import wave_pose_path
 
+from quat_ik_addon.solver import dls
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.limit_contacts import LimitContacts
+from quat_ik_addon.solver.limit_contacts import SLOTS, LimitContacts
 from quat_ik_addon.solver.limits import AngleRange, BallJoint, HingeJoint
 from quat_ik_addon.solver.reach_windows import EllipticConeWindow
-from quat_ik_addon.solver.reference_chains import X_AXIS, Y_AXIS, Z_AXIS
+from quat_ik_addon.solver.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, elliptic_chain
 from quat_ik_addon.solver.rig_spec import load_rig_spec
 from quat_ik_addon.solver.settings import SolveSettings
 from quat_ik_addon.solver.solve import solve_from
@@ -59,6 +60,26 @@ def test_a_twist_clamp_presses_about_the_bone_towards_the_range():
         np.testing.assert_allclose(axes[1], sign * quat.rotate(clamped, Y_AXIS), atol=1e-12)
 
 
+def test_a_twist_measured_from_a_reference_presses_about_the_bone_too():
+    """A fitted limit measures twist from a reference frame (``twist_reference``): its twist
+    clamp still turns the bone about itself only, and that is the axis pressed."""
+    reference = quat.from_axis_angle(np.array([0.0, 0.6, 0.8]), 0.7)
+    limit = BallJoint(BALL.windows, AngleRange(-0.5, 0.5), twist_reference=reference)
+    direction = quat.rotate(quat.from_axis_angle(Z_AXIS, np.radians(20.0)), Y_AXIS)
+    turned = limit._join(direction, np.asarray(0.9))
+    axes, clamped = contacts_of(limit, turned)
+    assert limit.split(clamped[None])[1][0] == pytest.approx(0.5)
+    np.testing.assert_array_equal(axes[0], 0.0)
+    np.testing.assert_allclose(axes[1], -direction, atol=1e-12)
+
+
+def test_a_window_without_a_twist_range_presses_the_swing_only():
+    limit = BallJoint(BALL.windows, None)
+    axes, _ = contacts_of(limit, swing_twist(X_AXIS, -80.0, 2.5))
+    assert np.linalg.norm(axes[0]) == pytest.approx(1.0)
+    np.testing.assert_array_equal(axes[1], 0.0)
+
+
 def test_both_parts_clamped_give_two_perpendicular_axes():
     axes, _ = contacts_of(BALL, swing_twist(X_AXIS, -80.0, 1.2))
     np.testing.assert_allclose(np.linalg.norm(axes, axis=-1), 1.0, atol=1e-12)
@@ -94,3 +115,31 @@ def test_dls_slides_along_limit_corners_to_goals_a_few_degrees_away(seed):
     result = solve_from(chain, goals, start, settings=settings)
     assert np.all(result.converged), np.nonzero(~result.converged)[0]
     assert np.max(chain.limit_violation(result.rotations)) <= 1e-9
+
+
+def test_an_axis_the_goals_cannot_see_is_not_let_go_of_on_rounding_noise():
+    """A held axis is let go of where turning inwards about it would reduce what the step
+    leaves: a clearly positive multiplier. Where turning about it moves nothing the goals see
+    (a tip's twist under a position goal on its axis) its column is rounding noise, and a
+    noise-signed multiplier let numpy's last bits (which Blender 3.4's numpy picks by memory
+    alignment) decide, and a redundant chain's Per Frame pose then depended on the order
+    frames were played."""
+    chain = elliptic_chain(3)
+    pre = chain.forward_kinematics(chain.centre_pose()[None]).pre_rotations
+    rng = np.random.default_rng(3)
+    blocks = rng.normal(size=(1, 3, 3, 3))
+    blocks[0, 2] = 1e-17 * rng.normal(size=(3, 3))  # the tip moves nothing the goal sees
+    pressed = np.zeros((1, 3, SLOTS, 3))
+    pressed[0, 2, 1] = Y_AXIS  # the tip's twist
+    pressed[0, 0, 0] = X_AXIS  # the first joint's swing, which the goal sees
+    for first_helps in (True, False):
+        allowed = dls._AllowedTurns(chain, pre)
+        allowed.keep_pressed(pressed, blocks)
+        joints, columns = allowed.held[1], allowed.held[4]
+        # What is left lines up with both columns: each multiplier is positive.
+        left = columns[joints == 0, :, 0] * (1.0 if first_helps else -1.0) + 1e3 * columns[joints == 2, :, 1]
+        jacobian = np.zeros((1, 3, 9))
+        _, _, still, let_go = allowed.let_go(jacobian, left)
+        assert let_go == first_helps
+        np.testing.assert_array_equal(still[joints == 2], pressed[0, 2][None])  # never let go of
+        assert np.any(still[joints == 0] != 0.0) != first_helps
