@@ -59,7 +59,7 @@ def test_a_jump_is_spread_evenly_over_the_frames_asked_and_nothing_else_moves(se
 
 def test_relaxed_windows_mostly_meet_every_goal_on_the_way():
     """A 3-bone chain has room to cross between branches through postures that meet goals
-    which stay in reach: on most random shots the relaxed window meets them all (9 of these
+    which stay in reach: on most random shots the relaxed window meets them all (10 of these
     12 when written; on the others it stalls against the limits, missing by 0.02-0.04), the
     plain spread on none."""
     crossed_meeting = 0
