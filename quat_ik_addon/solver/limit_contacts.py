@@ -77,7 +77,8 @@ class LimitContacts:
         for limit, own in self.own_twist:
             of_limit = own[joints]
             if of_limit.any():
-                twist_change[of_limit] = limit.split(clamped[of_limit])[1] - limit.split(turned[of_limit])[1]
+                after, before = np.split(limit.split(np.concatenate((clamped[of_limit], turned[of_limit])))[1], 2)
+                twist_change[of_limit] = after - before
         twist_change = quat.wrap_angle(twist_change)
         # A turn about the bone's own axis changes its twist by as much, whatever the split.
         axes[:, 1] = np.where((np.abs(twist_change) > MOVED)[:, None], np.sign(twist_change)[:, None] * direction, 0.0)
