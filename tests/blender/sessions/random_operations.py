@@ -117,10 +117,16 @@ def make_character():
 
 def settle(label: str) -> None:
     """Update until no chain solves: Live and Per Frame chains answer an edit in the update
-    that follows it, chains sharing bones (which the panel warns of) in a second one."""
-    for _ in range(4):
+    that follows it. A chain whose inputs a chain after it moves (sharing bones, or hanging
+    below it: the panel warns of both) answers in the next update, and a chain depending on
+    that one in the one after: the random sessions stack up to 21 chains on one arm, which
+    took up to five updates. One solving update per chain after the first is ample: still
+    solving after that is a loop."""
+    armatures = [o for o in bpy.data.objects if o.type == "ARMATURE"]
+    updates = 1 + sum(len(armature.quat_ik.chains) for armature in armatures)
+    for _ in range(updates + 1):
         runtime.stats.clear()
-        for armature in [o for o in bpy.data.objects if o.type == "ARMATURE"]:
+        for armature in armatures:
             armature.update_tag()
         bpy.context.view_layer.update()
         if not runtime.stats["solves"]:
