@@ -96,6 +96,20 @@ def _shaken(chain: Chain, poses: Array, temperature: Array, rng: np.random.Gener
     return chain.clamp_to_limits(quat.multiply(quat.from_axis_angle(axes, angles), poses))
 
 
+# Values closer than this (times the reach) are ties. Where a goal
+# lies out of reach of a chain free to turn about the line to it, candidates settle all round
+# that line at the same closest miss: picking the smallest miss there picked by the last bit
+# of the sums, which differs with where numpy's arrays lie in memory in Blender 3.4 (its Per
+# Frame poses moved up to 320° when frames were played again). Ties go to the first candidate.
+TIE = 1e-9
+
+
+def _first_least(values: Array, slack: float) -> NDArray[np.intp]:
+    """Per row, the first column within ``slack`` of the row's least value (inf: never)."""
+    least = np.min(values, axis=1, keepdims=True)
+    return np.argmax(values <= least + slack, axis=1)
+
+
 def _restart(
     chain: Chain,
     goals: Goals,
@@ -155,12 +169,12 @@ def _restart(
         rank = np.where(trial_met, closeness, np.inf).reshape(unmet.size, candidates)
         fallback = combined_error(chain, trial_position, trial_orientation).reshape(unmet.size, candidates)
         any_met = np.any(trial_met.reshape(unmet.size, candidates), axis=1)
-        pick = np.where(any_met, np.argmin(rank, axis=1), np.argmin(fallback, axis=1))
+        pick = np.where(any_met, _first_least(rank, TIE * chain.reach), _first_least(fallback, TIE * chain.reach))
         chosen = np.arange(unmet.size) * candidates + pick
         current = combined_error(chain, position_error[unmet], orientation_error[unmet])
         # With a reference (the previous frame), a goal no candidate meets keeps its pose rather
         # than jumping to another branch for a slightly smaller miss.
-        closer = fallback[np.arange(unmet.size), pick] < current
+        closer = fallback[np.arange(unmet.size), pick] < current - TIE * chain.reach
         if reference is None:
             take = any_met | closer
         elif switch_gain is not None:

@@ -13,7 +13,7 @@ from quat_ik_addon.solver import reference_chains
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.learned_starts import LearnedStarts, learn_start_poses
-from quat_ik_addon.solver.limits import AngleRange, HingeJoint
+from quat_ik_addon.solver.limits import AngleRange, FreeJoint, HingeJoint
 from quat_ik_addon.solver.rig_spec import load_rig_spec
 from quat_ik_addon.solver.settings import METHODS, SolveSettings
 from quat_ik_addon.solver.solve import _restart, pose_distance, solve
@@ -306,3 +306,34 @@ def test_ccd_finishing_leaves_what_it_cannot_finish_to_the_restarts(monkeypatch)
             assert 0 < max(finishing_sweeps) <= solve_module.FINISH_SWEEPS
         else:
             assert max(finishing_sweeps) > solve_module.FINISH_SWEEPS
+
+
+def test_restarts_break_ties_between_equal_misses_by_candidate_order():
+    # Values within the slack of a row's least are ties, which go to the first candidate.
+    values = np.array([[0.3 + 1e-15, 0.3, 0.5], [np.inf, 2.0, 1.0], [np.inf, np.inf, np.inf]])
+    assert solve_module._first_least(values, 1e-9).tolist() == [0, 2, 0]
+    # A free shoulder and an elbow that cannot straighten (60°-150°): a target at 1.95 of the
+    # chain's 2 lies out of the limits' reach, and the closest misses (1.95 - 2 cos 30°) run in
+    # a circle round the line to it, where restarts land all round at the same miss. A last-bit
+    # change of the goal must not change which one is kept (it did in Blender 3.4, whose numpy
+    # rounds by where arrays lie in memory: Per Frame poses moved up to 320° on a replay).
+    elbow = HingeJoint(np.array([1.0, 0.0, 0.0]), AngleRange(np.radians(60.0), np.radians(150.0)))
+    chain = Chain(
+        ("upper", "fore"),
+        np.tile(quat.IDENTITY, (2, 1)),
+        np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
+        np.array([1.0, 1.0]),
+        (FreeJoint(), elbow),
+    )
+    settings = SolveSettings(method="dls", restarts=2, restart_candidates=8)
+    target = np.array([0.6, 1.7, 0.5]) * 1.95 / np.linalg.norm([0.6, 1.7, 0.5])
+    poses = []
+    for nudge in (0.0, 1.0, -1.0, 2.0):
+        nudged = target.copy()
+        nudged[0] = target[0] + nudge * np.spacing(target[0])
+        result = solve(chain, Goals(nudged[None]), start_rotations=chain.centre_pose(), settings=settings)
+        assert result.restarts[0] == 2 and not result.converged[0]
+        assert result.position_error[0] == pytest.approx(1.95 - 2.0 * np.cos(np.radians(30.0)), abs=1e-4)
+        poses.append(result.rotations[0])
+    for pose in poses[1:]:
+        assert pose_distance(pose, poses[0]) < 1e-6
