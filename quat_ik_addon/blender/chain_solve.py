@@ -28,6 +28,7 @@ from ..solver import interrupt
 from ..solver import quaternion as quat
 from ..solver.pose_curves import blend
 from . import solve_adapter, solve_cache
+from .chain_order import ORDER_HINT
 from .errors import ChainError
 from .rig_reader import ChainRig, FrameInputs, chain_bone_names, with_ancestors
 
@@ -269,7 +270,7 @@ def _with_order_warnings(jobs: list[ChainJob], moved_by: list[set[str]]) -> list
                 quoted = ", ".join(f"'{bone}'" for bone in shared)
                 warnings.append(f"shares {quoted} with '{name}', solved after it, which turns them last")
             elif inputs_move_with.intersection(bones):
-                warnings.append(f"its inputs move with '{name}', solved after it: move it below '{name}' in the list")
+                warnings.append(f"its inputs move with '{name}', solved after it: {ORDER_HINT} '{name}' in the list")
         if warnings:
             job = replace(job, rig=replace(rig, warnings=(*rig.warnings, *warnings)))
         warned.append(job)

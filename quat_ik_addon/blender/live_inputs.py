@@ -57,7 +57,7 @@ def _changed(chains, now: Fingerprints, before: Fingerprints | None) -> set[int]
     }
 
 
-def _upstream_bones(ob, chain, names) -> set[str]:
+def upstream_bones(ob, chain, names) -> set[str]:
     """Bones of ``ob`` whose motion moves this chain's inputs (``names``, its bones): the
     ancestors of its root bone and of the bones its target, orientation target and pole move
     with (``anchor_bone``), those included."""
@@ -82,7 +82,7 @@ def _walk(ob, chains, moves) -> list[bool]:
     for index, chain in enumerate(chains):
         try:
             names = rig_reader.chain_bone_names(ob, chain.tip_bone, chain.chain_length)
-            below = bool(moved) and not moved.isdisjoint(_upstream_bones(ob, chain, names))
+            below = bool(moved) and not moved.isdisjoint(upstream_bones(ob, chain, names))
         except ChainError:
             names, below = (), False
         below_flags.append(below)

@@ -373,7 +373,60 @@ class QUATIK_OT_move_chain(bpy.types.Operator):
             return {"CANCELLED"}
         settings.chains.move(index, other)
         settings.active_chain_index = other
-        runtime.bump(context.object)
+        _solve_in_new_order(context.object)
+        return {"FINISHED"}
+
+
+def _solve_in_new_order(ob) -> None:
+    """After a reorder: Live and Per Frame chains solve again, in the new order, at the update
+    this tag asks for (moving collection items tags nothing)."""
+    runtime.bump(ob)
+    ob.update_tag()
+
+
+class QUATIK_OT_sort_chains(bpy.types.Operator):
+    """Reorder the chains so that each is solved after the chains that move it"""
+
+    bl_idname = "quat_ik.sort_chains"
+    bl_label = "Sort Quat IK Chains by Dependency"
+    bl_description = (
+        "Move every chain below the chains that move its root or its targets, so it is solved from "
+        "where they put them (an arm below its spine chain). Chains sharing bones keep their order: "
+        "the later one turns the shared bones last"
+    )
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not armature_with_chains_poll(cls, context):
+            return False
+        if len(context.object.quat_ik.chains) < 2:
+            compat.poll_message(cls, "Only one chain: nothing to sort")
+            return False
+        return True
+
+    def execute(self, context):
+        from .chain_order import chain_dependencies, dependency_order
+
+        ob = context.object
+        if not chains_editable(self, ob):
+            return {"CANCELLED"}
+        settings = ob.quat_ik
+        order = dependency_order(*chain_dependencies(ob))
+        if order == sorted(order):
+            self.report({"INFO"}, "The chains are already solved after the chains that move them")
+            return {"CANCELLED"}
+        names = [settings.chains[i].name for i in order]
+        active = settings.active_chain_index
+        listed = list(range(len(order)))  # the first place of the chain now at each place
+        for place, first_place in enumerate(order):  # (by place: two chains may share a name)
+            now = listed.index(first_place)
+            settings.chains.move(now, place)
+            listed.insert(place, listed.pop(now))
+        if active in order:
+            settings.active_chain_index = order.index(active)
+        _solve_in_new_order(ob)
+        self.report({"INFO"}, "Chains now solved in the order " + " > ".join(f"'{name}'" for name in names))
         return {"FINISHED"}
 
 
@@ -521,6 +574,7 @@ CLASSES = (
     QUATIK_OT_add_chain,
     QUATIK_OT_remove_chain,
     QUATIK_OT_move_chain,
+    QUATIK_OT_sort_chains,
     QUATIK_OT_select_bone_chain,
     QUATIK_OT_solve,
     QUATIK_OT_learn_start_poses,

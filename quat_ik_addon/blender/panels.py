@@ -11,6 +11,7 @@ import textwrap
 import bpy
 
 from . import properties, runtime
+from .chain_order import ORDER_HINT
 
 
 class QUATIK_UL_chains(bpy.types.UIList):
@@ -83,6 +84,7 @@ class QUATIK_PT_chains(_QuatIKPanel, bpy.types.Panel):
         col.separator()
         col.operator("quat_ik.move_chain", icon="TRIA_UP", text="").direction = "UP"
         col.operator("quat_ik.move_chain", icon="TRIA_DOWN", text="").direction = "DOWN"
+        col.operator("quat_ik.sort_chains", icon="SORTSIZE", text="")
         col.separator()
         col.operator("quat_ik.mirror_chain", icon="MOD_MIRROR", text="")
 
@@ -184,6 +186,8 @@ class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
             box = layout.box()
             for i, line in enumerate(_wrap(chain.status_message, _label_characters(context))):
                 box.label(text=line, icon="ERROR" if i == 0 else "BLANK1")
+            if ORDER_HINT in chain.status_message:
+                box.operator("quat_ik.sort_chains", icon="SORTSIZE", text="Sort Chains by Dependency")
         if not chain.status_solved:
             layout.label(text="Pose left as it was" if chain.status_message else "Not solved yet")
             return

@@ -132,6 +132,7 @@ EVERY_OPERATOR = (
     "limits_fit_from_action",
     "from_ik_constraint",
     "move_chain",
+    "sort_chains",
     "remove_chain",
     "snap_target",
     "add_pole",

@@ -113,6 +113,50 @@ for _ in range(3):
     update()
 checks.check("nothing more to solve after it", runtime.stats["solves"] == 0, dict(runtime.stats))
 
+# ---- the spine listed last: the arms are solved before it moves them, so they lag one
+# update behind and say so; Sort by Dependency lists the spine first again
+bpy.context.view_layer.objects.active = body
+body.quat_ik.active_chain_index = 0
+for _ in range(2):
+    bpy.ops.quat_ik.move_chain(direction="DOWN")
+checks.check("the spine now listed last", [c.tip_bone for c in body.quat_ik.chains] == ["L1", "R1", "S1"])
+update()
+spine_target.location = (0.2, -0.3, 1.95)
+update()
+lagging = reach_error(body, "L1", left_target)
+checks.check("an arm listed above its spine chain lags behind it", lagging > 1e-2, lagging)
+left = body.quat_ik.chains["L1"]
+checks.check(
+    "... and its status says to move it below", "move it below 'S1'" in left.status_message, left.status_message
+)
+body.quat_ik.chains[1].name = "L1"  # the right arm's chain named as the left's: sorting goes by place
+result = bpy.ops.quat_ik.sort_chains()
+checks.check("sorting by dependency finishes", result == {"FINISHED"}, result)
+for chain in body.quat_ik.chains:
+    chain.name = chain.tip_bone
+checks.check(
+    "... and lists the spine first, the arms in their order after it",
+    [c.tip_bone for c in body.quat_ik.chains] == ["S1", "L1", "R1"],
+    [c.tip_bone for c in body.quat_ik.chains],
+)
+checks.check("... keeping the active chain", body.quat_ik.chains[body.quat_ik.active_chain_index].tip_bone == "S1")
+update()
+errors = {
+    tip: reach_error(body, tip, target)
+    for tip, target in (("S1", spine_target), ("L1", left_target), ("R1", right_target))
+}
+checks.check("... after which every chain reaches in one update", max(errors.values()) < 1e-3, errors)
+spine_target.location = (0.35, 0.1, 1.85)
+update()
+errors = {tip: reach_error(body, tip, target) for tip, target in (("L1", left_target), ("R1", right_target))}
+checks.check("... also when the spine moves again", max(errors.values()) < 1e-3, errors)
+checks.check(
+    "... with no warning left", not body.quat_ik.chains["L1"].status_message, body.quat_ik.chains["L1"].status_message
+)
+result = bpy.ops.quat_ik.sort_chains()
+checks.check("sorting chains already in order changes nothing", result == {"CANCELLED"}, result)
+spine, left, right = body.quat_ik.chains  # (moving items moves what a reference to one reads)
+
 # ---- Per Frame on one chain, Live on another: a frame change solves the Per Frame chain;
 # the Live chain, whose animated target moved, catches up at the next edit anywhere
 left.mode = "PER_FRAME"

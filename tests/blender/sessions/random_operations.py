@@ -48,6 +48,7 @@ OPERATORS = (
     "add_chain",
     "remove_chain",
     "move_chain",
+    "sort_chains",
     "select_bone_chain",
     "solve",
     "bake",

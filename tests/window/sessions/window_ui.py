@@ -375,6 +375,16 @@ def undo_every_operator():
         chain.target_object = bpy.data.objects["Target"]
         settings.active_chain_index = len(settings.chains) - 1
 
+    def with_wrist_above_elbow():
+        # A wrist chain listed above the elbow chain that moves its root: sorting swaps them.
+        make_active("Hand")
+        settings = rig().quat_ik
+        for name, tip, length in (("Wrist", "Hand", 1), ("Wrist Arm", "Forearm", 2)):
+            chain = settings.chains.add()
+            chain.name, chain.tip_bone, chain.chain_length, chain.mode = name, tip, length, "MANUAL"
+            chain.target_object = bpy.data.objects["Target"]
+        settings.active_chain_index = len(settings.chains) - 2
+
     def select_hand_too():
         make_active("UpperArm")
         rig().data.bones["Hand"].select = True
@@ -416,6 +426,7 @@ def undo_every_operator():
         ("limits_fit_from_action", active("Forearm"), run("limits_fit_from_action")),
         ("from_ik_constraint", with_ik_constraint, run("from_ik_constraint")),
         ("move_chain", with_second_chain, run("move_chain", direction="UP")),
+        ("sort_chains", with_wrist_above_elbow, run("sort_chains")),
         ("remove_chain", arm_chain(), run("remove_chain")),
         ("snap_target", arm_chain(target_out_of_reach), run("snap_target")),
         ("add_pole", arm_chain(), run("add_pole")),
