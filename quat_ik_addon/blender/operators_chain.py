@@ -377,6 +377,13 @@ class QUATIK_OT_move_chain(bpy.types.Operator):
         return {"FINISHED"}
 
 
+def _several_chains(cls, context) -> bool:
+    if len(context.object.quat_ik.chains) < 2:
+        compat.poll_message(cls, "Only one chain: nothing to sort")
+        return False
+    return True
+
+
 def _solve_in_new_order(ob) -> None:
     """After a reorder: Live and Per Frame chains solve again, in the new order, at the update
     this tag asks for (moving collection items tags nothing)."""
@@ -398,12 +405,7 @@ class QUATIK_OT_sort_chains(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not armature_with_chains_poll(cls, context):
-            return False
-        if len(context.object.quat_ik.chains) < 2:
-            compat.poll_message(cls, "Only one chain: nothing to sort")
-            return False
-        return True
+        return armature_with_chains_poll(cls, context) and _several_chains(cls, context)
 
     def execute(self, context):
         from .chain_order import chain_dependencies, dependency_order
