@@ -6,7 +6,9 @@ of the tip is as good an answer as any other. The solver still has to pick one, 
 from a random pose picks a random one: the bone spins about itself between frames though its
 direction moves smoothly, which a mesh shows as a twist and a bake reports as a pose jump.
 These helpers give such a tip the twist of the shortest turn from its start pose (one solve)
-or from the frame before (a shot), its direction untouched, so the goals' errors are too.
+or from the frame before (a shot), its direction untouched, so the goals' errors are too. A
+tip whose twist is limited to a range but unseen by the goals is just as free inside it: it
+gets the same twist, brought back into the range where the turn took it out.
 """
 
 from __future__ import annotations
@@ -29,17 +31,32 @@ def _on_bone_axis(vector: Array) -> bool:
     return float(np.hypot(vector[0], vector[2])) <= ON_AXIS * max(float(np.linalg.norm(vector)), 1.0)
 
 
-def tip_twist_is_free(chain: Chain, goals: Goals) -> bool:
-    """True when the tip's twist is neither limited nor seen by the goals."""
-    limit = chain.limits[-1]
-    free_limit = isinstance(limit, FreeJoint) or (
-        isinstance(limit, BallJoint) and (limit.twist_range is None or limit.twist_range.is_full_circle)
-    )
-    if not free_limit or not _on_bone_axis(chain.effector_offset):
+def tip_twist_is_unseen(chain: Chain, goals: Goals) -> bool:
+    """True when the tip turns about its own axis freely, or within a twist range, and nothing
+    the goals measure turns with it."""
+    if not isinstance(chain.limits[-1], (FreeJoint, BallJoint)) or not _on_bone_axis(chain.effector_offset):
         return False
     if goals.orientations is not None:
         return False
     return goals.directions is None or _on_bone_axis(goals.aim_axis)
+
+
+def tip_twist_is_free(chain: Chain, goals: Goals) -> bool:
+    """True when the tip's twist is neither limited nor seen by the goals."""
+    limit = chain.limits[-1]
+    limited = isinstance(limit, BallJoint) and limit.twist_range is not None and not limit.twist_range.is_full_circle
+    return tip_twist_is_unseen(chain, goals) and not limited
+
+
+def within_tip_twist_range(chain: Chain, rotations: Array) -> Array:
+    """Poses (N, n, 4) whose tip twist is brought into its limit's range where a carry took it
+    out, the direction kept (a free or unlimited twist: the poses as they are)."""
+    limit = chain.limits[-1]
+    if not (isinstance(limit, BallJoint) and limit.twist_range is not None):
+        return rotations
+    kept = rotations.copy()
+    kept[:, -1] = limit.twist_clamped(rotations[:, -1])
+    return kept
 
 
 def carry_tip_twist(rotations: Array, starts: Array) -> Array:

@@ -284,6 +284,18 @@ class BallJoint:
         clamped[outside] = self._join(direction, twist)
         return clamped
 
+    def twist_clamped(self, q: Array) -> Array:
+        """Unit rotations whose twist is brought into the range, their directions kept exactly."""
+        if self.twist_range is None or self.twist_range.is_full_circle:
+            return q
+        direction, twist = self.split(q)
+        outside = ~self.twist_range.contains(twist, 0.0)
+        if not outside.any():
+            return q
+        clamped = q.copy()
+        clamped[outside] = self._join(direction[outside], self.twist_range.clamp(twist[outside]))
+        return clamped
+
     def violation(self, q: Array) -> Array:
         """How far outside, in radians: swing angle outside the windows plus twist outside."""
         direction, twist = self.split(quat.normalize(q))

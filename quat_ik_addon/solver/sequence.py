@@ -64,7 +64,7 @@ from . import quaternion as quat
 from .branch_spans import span_jumps
 from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised
 from .chain import Chain
-from .free_twist import carry_tip_twist_along, tip_twist_is_free
+from .free_twist import carry_tip_twist_along, tip_twist_is_unseen, within_tip_twist_range
 from .goals import Goals
 from .interrupt import checkpoint
 from .pose_curves import between_poses, spread_difference
@@ -766,6 +766,8 @@ def solve_sequence(
         span_jumps(frames, followed)
     checkpoint(1.0)
     result = frames.result()
-    if tip_twist_is_free(chain, goals):
-        result = replace(result, rotations=carry_tip_twist_along(result.rotations, start))
+    if tip_twist_is_unseen(chain, goals):
+        result = replace(
+            result, rotations=within_tip_twist_range(chain, carry_tip_twist_along(result.rotations, start))
+        )
     return result

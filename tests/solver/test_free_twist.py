@@ -6,7 +6,13 @@ from test_ccd import assert_result_is_honest
 
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
-from quat_ik_addon.solver.free_twist import carry_tip_twist, carry_tip_twist_along, tip_twist_is_free
+from quat_ik_addon.solver.free_twist import (
+    carry_tip_twist,
+    carry_tip_twist_along,
+    tip_twist_is_free,
+    tip_twist_is_unseen,
+    within_tip_twist_range,
+)
 from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.limits import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
 from quat_ik_addon.solver.pose_jumps import visible_jumps
@@ -129,3 +135,29 @@ def test_a_shot_round_the_back_of_a_cone_turns_the_bone_only_as_its_direction_sw
     assert_result_is_honest(chain, result, targets)
     np.testing.assert_allclose(tip_turns(result.rotations), direction_turns(result.rotations), atol=1e-7)
     assert len(visible_jumps(result.rotations, np.arange(41))[0]) == 0
+
+
+def test_a_tip_twist_within_a_range_keeps_the_start_twist_as_far_as_the_range_allows():
+    """Inside its twist range a tip the goals do not see is as free as an unlimited one: a solve
+    leaves it the start's twist carried along its swing, clamped into the range, not wherever
+    its path (restarts from random twists included) left it."""
+    tip = BallJoint((ConeWindow(Y, np.radians(60.0)),), AngleRange(np.radians(-30.0), np.radians(30.0)))
+    chain = two_bones(tip)
+    goals = Goals(np.zeros((1, 3)))
+    assert tip_twist_is_unseen(chain, goals) and not tip_twist_is_free(chain, goals)
+    rng = np.random.default_rng(8)
+    targets = rng.normal(size=(60, 3))
+    targets *= rng.uniform(0.3, 1.9, size=(60, 1)) / np.linalg.norm(targets, axis=1, keepdims=True)
+    start = np.stack((quat.IDENTITY, quat.from_y_angle(np.radians(20.0))))
+    result = solve(chain, targets, start_rotations=start, settings=SolveSettings(restarts=3, seed=2))
+    assert_result_is_honest(chain, result, targets)
+    assert np.any(result.restarts > 0)  # some came from random twists
+    starts = np.broadcast_to(start, result.rotations.shape)
+    expected = within_tip_twist_range(chain, carry_tip_twist(result.rotations, starts))
+    assert np.max(quat.angle_between(result.rotations[:, -1], expected[:, -1])) < 1e-9
+    assert np.max(tip.violation(result.rotations[:, -1])) < 1e-9
+    # Where the carried twist left the range it was brought back, its direction kept.
+    twisted = quat.multiply(result.rotations[:, -1], quat.from_y_angle(np.full(60, np.radians(50.0))))
+    kept = tip.twist_clamped(twisted)
+    assert np.max(tip.violation(kept)) < 1e-9
+    np.testing.assert_allclose(quat.rotate_y_axis(kept), quat.rotate_y_axis(twisted), atol=1e-12)
