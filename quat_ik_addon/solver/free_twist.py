@@ -41,13 +41,6 @@ def tip_twist_is_unseen(chain: Chain, goals: Goals) -> bool:
     return goals.directions is None or _on_bone_axis(goals.aim_axis)
 
 
-def tip_twist_is_free(chain: Chain, goals: Goals) -> bool:
-    """True when the tip's twist is neither limited nor seen by the goals."""
-    limit = chain.limits[-1]
-    limited = isinstance(limit, BallJoint) and limit.twist_range is not None and not limit.twist_range.is_full_circle
-    return tip_twist_is_unseen(chain, goals) and not limited
-
-
 def within_tip_twist_range(chain: Chain, rotations: Array) -> Array:
     """Poses (N, n, 4) whose tip twist is brought into its limit's range where a carry took it
     out, the direction kept (a free or unlimited twist: the poses as they are)."""
