@@ -96,11 +96,11 @@ def _shaken(chain: Chain, poses: Array, temperature: Array, rng: np.random.Gener
     return chain.clamp_to_limits(quat.multiply(quat.from_axis_angle(axes, angles), poses))
 
 
-# Values closer than this (times the reach) are ties. Where a goal
-# lies out of reach of a chain free to turn about the line to it, candidates settle all round
-# that line at the same closest miss: picking the smallest miss there picked by the last bit
-# of the sums, which differs with where numpy's arrays lie in memory in Blender 3.4 (its Per
-# Frame poses moved up to 320° when frames were played again). Ties go to the first candidate.
+# Values closer than this (times the reach) are ties, and ties go to the first candidate. Where
+# a goal lies out of reach of a chain free to turn about the line to it, candidates settle all
+# round that line at the same closest miss: picking the smallest miss there picked by the last
+# bit of the sums, which in Blender 3.4 depends on where numpy's arrays lie in memory (its Per
+# Frame poses moved up to 320° when frames were played again).
 TIE = 1e-9
 
 
