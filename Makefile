@@ -2,13 +2,14 @@
 # both work on a fresh clone and on a fresh CI machine (.ci/run calls `make test`):
 #   make test  - pytest, the whole suite (solver, bpy 5.0, Blender 3.4 binary, window tests, and
 #                the version-matrix smoke in bpy 4.2 and 4.5 from their own venvs), then the
-#                solver's tests again with numpy's AVX-512/AVX2/FMA kernels off
+#                solver's tests again on the numpy path with numpy's AVX-512/AVX2/FMA kernels off
 #   make demo  - tools/demo.py: install the add-on in headless Blender, bake every sample rig with
 #                Quat IK and with Blender's IK, write out/demo/ (baked .blend files, plots, a table)
 # Set-up steps: .venv with the pinned dev dependency group from pyproject.toml, .venv-bpy42 and
 # .venv-bpy45 (bpy 4.2/4.5 LTS only, pinned in tests/compat/requirements-*.txt; the smoke tests
 # start them as subprocesses), Debian's Blender 3.4 + xvfb (installed only if missing, as root),
-# then the extension zip in dist/.
+# the solver's C kernel for all six platforms (tools/build_native.py, Zig from .venv; rebuilt only
+# when its sources change), then the extension zip in dist/, which ships those libraries.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -27,11 +28,13 @@ COMPAT_VENVS := .venv-bpy42 .venv-bpy45
 # convex hull once did). Features a CPU lacks are ignored.
 NARROW_SIMD := AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX2 FMA3
 
-.PHONY: test demo screenshots venv compat-venvs debian-packages extension
+.PHONY: test demo screenshots venv compat-venvs debian-packages native extension
 
+# The whole suite runs on the native kernel; the solver's tests then run again on the numpy
+# reference (QUAT_IK_NATIVE=0), with numpy's wide SIMD kernels off as on an older CPU.
 test: venv compat-venvs debian-packages extension
 	$(VENV_PYTHON) -m pytest
-	NPY_DISABLE_CPU_FEATURES="$(NARROW_SIMD)" $(VENV_PYTHON) -m pytest -q tests/solver
+	QUAT_IK_NATIVE=0 NPY_DISABLE_CPU_FEATURES="$(NARROW_SIMD)" $(VENV_PYTHON) -m pytest -q tests/solver --ignore=tests/solver/native
 
 # The demo runs in the bpy module only, so missing Debian packages are reported, not fatal.
 demo: venv extension
@@ -67,5 +70,9 @@ compat-venvs: $(COMPAT_VENVS:%=%/.requirements-installed)
 debian-packages:
 	tools/ensure_debian_packages.sh
 
-extension: venv
+# One shared library per platform into quat_ik_addon/solver/native/lib/ (never committed).
+native: venv
+	$(VENV_PYTHON) tools/build_native.py
+
+extension: venv native
 	$(VENV_PYTHON) tools/build_extension.py

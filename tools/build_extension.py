@@ -2,6 +2,10 @@
 
 Each step exists because of how Blender treats extensions (see docs in BLENDER_NOTES):
 
+0. Build the solver's C kernel for all six platforms (``tools/build_native.py``; a no-op when
+   the libraries are up to date) into ``quat_ik_addon/solver/native/lib/<platform>/``. The
+   libraries are never committed, so a clone has none until this runs; every zip carries all six
+   (``--split-platforms`` would not filter them) and the loader picks this machine's.
 1. Stage the contents of ``quat_ik_addon/`` and ``blender_manifest.toml`` in one temporary
    folder: Blender's ``build`` wants ``__init__.py`` beside the manifest.
 2. Run Blender's own ``blender_ext.py build`` there (with ``--valid-tags``). It applies the
@@ -32,6 +36,10 @@ import zipfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))  # run as a script, this file's folder is on sys.path, not the repo
+
+from tools.build_native import NativeBuildError, build_native  # noqa: E402  (needs sys.path above)
+
 ADDON_DIR = REPO_ROOT / "quat_ik_addon"
 MANIFEST_PATH = REPO_ROOT / "blender_manifest.toml"
 DIST_DIR = REPO_ROOT / "dist"
@@ -100,6 +108,10 @@ def build_extension(
     dist_dir.mkdir(parents=True, exist_ok=True)
     out_zip = dist_dir / f"{package_id}-{version}.zip"
     out_zip.unlink(missing_ok=True)  # if this build fails, no zip from an earlier one may pass for it
+    try:
+        build_native()  # into the repository's package, which addon_dir is (or was copied from)
+    except NativeBuildError as error:
+        raise BuildError(f"the native kernel did not build:\n{error}") from None
 
     with tempfile.TemporaryDirectory(prefix="quat_ik_build_") as tmp:
         staging, flat_dir = Path(tmp, "staging"), Path(tmp, "flat")

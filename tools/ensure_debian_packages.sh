@@ -6,7 +6,8 @@ set -euo pipefail
 
 # python3-numpy: the add-on imports numpy, and Debian's Blender 3.4 runs on the system Python,
 # whose numpy is not a dependency of the blender package (a fresh machine lacks it).
-packages=(blender python3-numpy xvfb xauth libgl1-mesa-dri)
+# gcc: the native kernel's sanitizer fuzz test builds with it (AddressSanitizer's runtime).
+packages=(blender python3-numpy xvfb xauth libgl1-mesa-dri gcc)
 
 if ! command -v dpkg-query >/dev/null; then
   if [ -x /usr/bin/blender ]; then exit 0; fi

@@ -20,6 +20,7 @@ from . import quaternion as quat
 from .chain_clamp import ChainClamp
 from .limit_contacts import LimitContacts
 from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike, parameter_digest
+from .native import kernel_calls
 
 Array = NDArray[np.float64]
 
@@ -185,6 +186,9 @@ class Chain:
 
     def clamp_to_limits(self, rotations: ArrayLike) -> Array:
         """Every bone's rotation brought inside its limit: (N, n, 4)."""
+        clamped = kernel_calls.clamp(self, rotations)
+        if clamped is not None:
+            return clamped
         if len(self.limit_groups) == 1:  # one limit shape for every bone, in order
             return self.limit_groups[0][0].clamp(np.asarray(rotations, dtype=float))
         return self._clamp(rotations)
@@ -200,6 +204,9 @@ class Chain:
 
     def limit_violation(self, rotations: ArrayLike) -> Array:
         """How far (radians) each bone sits outside its limit: (N, n)."""
+        outside = kernel_calls.violation(self, rotations)
+        if outside is not None:
+            return outside
         rotations = np.asarray(rotations, dtype=float)
         violation = np.empty(rotations.shape[:-1])
         for limit, bones in self.limit_groups:

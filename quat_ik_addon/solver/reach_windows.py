@@ -34,6 +34,7 @@ NEWTON_SETTLED = 1e-13  # radians of rim angle: the elliptic clamp's Newton step
 SECULAR_SETTLED = 1e-13  # ... and its secular equation's, in μ (∈ (0, 1))
 SECULAR_STEPS = 40  # a bound: from the circular start Newton settles in 2-4 steps
 FRONT_MIN = 1e-9  # a direction this far in front of the window plane has a secular root
+SKEW_REFUSED = 1e-9  # an elliptic window's axes further than this from perpendicular are refused
 SCALAR_ROWS = 16  # clamps of at most this many directions run per direction in plain Python
 
 
@@ -99,8 +100,9 @@ class ConeWindow:
 class EllipticConeWindow:
     """Elliptical cone: the gnomonic ellipse (x/tan a)² + (y/tan b)² ≤ 1 in the window plane.
 
-    ``plane_x``, ``plane_y`` span the plane (unit, perpendicular to ``center``); ``half_angles``
-    are (a, b) in radians, each in (0, π/2). Zhong 2000 notes a hip needs such a cone.
+    ``plane_x``, ``plane_y`` span the plane (unit, perpendicular to ``center`` and to each
+    other: ``window_frames.window_plane_axes`` makes them); ``half_angles`` are (a, b) in
+    radians, each in (0, π/2). Zhong 2000 notes a hip needs such a cone.
     """
 
     center: Array
@@ -118,6 +120,10 @@ class EllipticConeWindow:
         object.__setattr__(self, "_radii", np.tan(np.asarray(self.half_angles, dtype=float)))
         object.__setattr__(self, "_coarse_rim", self.rim(np.arange(64) * (2.0 * np.pi / 64)))
         basis = np.stack((self.plane_x, self.plane_y, self.center))
+        if not np.allclose(basis @ basis.T, np.eye(3), rtol=0.0, atol=SKEW_REFUSED):
+            # The rim is drawn in the plane axes and the inside test measured along them: on
+            # skewed axes the two describe different cones, and the clamp left directions outside.
+            raise ValueError("an elliptic window's plane axes must be perpendicular to each other and to its centre")
         orthonormal = np.allclose(basis @ basis.T, np.eye(3), rtol=0.0, atol=1e-12)
         object.__setattr__(self, "_basis", basis if orthonormal else None)
 
@@ -373,7 +379,9 @@ class PolygonWindow:
         """
         r = self._reference
         w = _towards(r, d)
-        target_angle = np.arctan2(_dot(d, w), d @ r)
+        # d·w = |d − (d·r) r| ≥ 0 by how w is built; its size keeps a direction straight opposite
+        # r at +π, where rounding's sign would give −π and leave d itself as the exit point.
+        target_angle = np.arctan2(np.abs(_dot(d, w)), d @ r)
         a = self.edge_normals @ r
         b = w @ self.edge_normals.T
         wall_angle = np.min(np.arctan2(b, a) + 0.5 * np.pi, axis=-1)

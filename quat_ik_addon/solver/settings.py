@@ -10,6 +10,8 @@ from numpy.typing import NDArray
 
 SWEEP_ORDERS = ("tip_to_base", "base_to_tip")
 METHODS = ("ccd", "dls", "ccd_dls", "dls_ccd", "jacobian_transpose")
+# "auto": the native kernel where it loaded (solver/native), else numpy; "numpy": never the kernel.
+KERNELS = ("auto", "numpy")
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,8 @@ class SolveSettings:
     inside the limits each (simulated annealing's simplest form, Blow 2002), all batched, each
     allowed ``restart_iterations`` (CCD needs more sweeps than DLS needs iterations).
     ``rest_pull`` (0-1) draws each CCD step toward the preferred pose, fading as goals are met.
+    ``kernel``: "auto" runs the methods on the native kernel where it loaded and supports the
+    chain (the same answers to rounding), "numpy" always on the numpy reference.
     """
 
     max_iterations: int = 100
@@ -47,6 +51,7 @@ class SolveSettings:
     restart_candidates: int = 8
     restart_iterations: int = 40
     seed: int = 0
+    kernel: str = "auto"
 
     def __post_init__(self) -> None:
         if self.order not in SWEEP_ORDERS:
@@ -69,6 +74,8 @@ class SolveSettings:
             value = getattr(self, name)
             if value is not None and not (value >= 0.0 and np.isfinite(value)):
                 raise ValueError(f"{name} must be a finite number >= 0, not {value}")
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, not {self.kernel!r}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, not {self.method!r}")
         if not (0.0 <= self.stall_ratio < 1.0):

@@ -13,6 +13,7 @@ from .chain import Chain
 from .dls import run_dls
 from .free_twist import carry_tip_twist, tip_twist_is_unseen, within_tip_twist_range
 from .goals import Goals
+from .native import kernel_calls
 from .settings import SolveResult, SolveSettings
 
 Array = NDArray[np.float64]
@@ -53,6 +54,11 @@ def run_method(
 ) -> tuple[Array, Array, Measured]:
     """Run the configured method on (N, n, 4) poses; returns best poses, iterations and
     ``goal_errors`` of those poses (measured on the way where the method knows them)."""
+    kernel = kernel_calls.kernel_for(chain, settings)
+    if kernel is not None:
+        answer = kernel_calls.run_method(kernel, chain, goals, rotations, settings, _finishing(settings), preferred)
+        if answer is not None:
+            return answer
     method = settings.method
     if method == "ccd":
         rotations, iterations = run_ccd(chain, goals, rotations, settings, preferred)

@@ -20,3 +20,14 @@ def reachable_targets(chain, rng, count):
     """Targets made by forward kinematics of random poses inside the limits: all reachable."""
     poses = chain.random_poses(rng, count)
     return chain.forward_kinematics(poses).effector, poses
+
+
+@pytest.fixture(scope="session")
+def kernel():
+    """The native kernel as this machine loads it (``make native`` builds it into lib/): here it
+    must load, so that the kernel's tests never pass by running numpy alone."""
+    from quat_ik_addon.solver.native import library
+
+    loaded, status = library.load()
+    assert loaded is not None, f"the native kernel must load here: {status.describe()}"
+    return loaded

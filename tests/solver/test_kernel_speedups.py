@@ -247,7 +247,8 @@ def test_jacobian_by_joint_kind_equals_the_projected_skew_form(rng, goal_kind):
 
 def test_one_slope_evaluation_over_both_angle_sets_equals_two(rng):
     """The elliptic window's Newton step evaluates slope and finite-difference partner together."""
-    window = EllipticConeWindow(Y_AXIS + 0.1 * X_AXIS, X_AXIS, Z_AXIS + 0.2 * Y_AXIS, (1.1, 0.3))
+    center = (Y_AXIS + 0.1 * X_AXIS) / np.linalg.norm(Y_AXIS + 0.1 * X_AXIS)  # a tilted window
+    window = EllipticConeWindow(center, np.cross(center, Z_AXIS), Z_AXIS, (1.1, 0.3))
     d = rng.normal(size=(9, 3))
     d /= np.linalg.norm(d, axis=-1, keepdims=True)
     angle = rng.uniform(-np.pi, np.pi, 9)

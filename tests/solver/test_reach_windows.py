@@ -170,3 +170,27 @@ def test_a_sliver_polygons_clamp_lands_inside_by_its_own_test():
     limit = solver_limit(spec.BallLimit(windows=(window,)))
     rotations = quat.normalize(np.random.default_rng(0).normal(size=(2000, 4)))
     assert limit.violation(limit.clamp(rotations)).max() < 1e-12
+
+
+def test_a_direction_straight_opposite_a_polygons_reference_crosses_its_boundary():
+    """Opposite the reference every arc leads out; the arc's angle must not come out −π by
+    rounding's sign (about one random pentagon in six), which left the direction itself, far
+    outside, as the crossing."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        center = quat.normalize(rng.normal(size=3))
+        plane_x = quat.normalize(np.cross(center, rng.normal(size=3)))
+        angles = np.sort(rng.uniform(0.0, 2.0 * np.pi, 5))
+        corners = 0.5 * np.stack((np.cos(angles), np.sin(angles)), axis=1)
+        window = PolygonWindow(center, plane_x, np.cross(center, plane_x), corners)
+        crossing = window.crossing(-window.reference[None, :])
+        assert window.contains(crossing, 1e-12)[0], f"crossing {crossing} outside {window}"
+
+
+def test_an_elliptic_window_on_skewed_plane_axes_is_refused():
+    """Its rim (drawn in the plane axes) and its inside test (measured along them) would be two
+    different cones, and the clamp would leave directions outside."""
+    with pytest.raises(ValueError, match="perpendicular"):
+        EllipticConeWindow(Y_AXIS, X_AXIS, Z_AXIS + 0.2 * X_AXIS, (0.8, 0.4))
+    with pytest.raises(ValueError, match="perpendicular"):
+        EllipticConeWindow(Y_AXIS + 0.3 * X_AXIS, X_AXIS, Z_AXIS, (0.8, 0.4))

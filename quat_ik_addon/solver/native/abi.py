@@ -1,0 +1,145 @@
+"""The kernel's C ABI as ctypes types: kernel/qik.h, field for field.
+
+Change both together, and bump ``INTERFACE_VERSION`` with ``QIK_INTERFACE_VERSION``: a library
+built for another version is refused at load (``library.py``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+INTERFACE_VERSION = 1
+
+# Status codes.
+OK, BAD_INPUT, NOT_FINITE = 0, 1, 2
+
+# Joint kinds and flags.
+FREE, FIXED, HINGE, BALL = 0, 1, 2, 3
+HAS_RANGE, BOUNDARY_MODE, FAST_PATHS, TWIST_REFERENCE = 1, 2, 4, 8
+
+# Window kinds.
+CONE, ELLIPSE, POLYGON = 0, 1, 2
+
+# Goal kinds.
+POSITION, ORIENTATION, DIRECTION = 0, 1, 2
+
+# Methods, in solver/settings.py's names, and sweep orders.
+METHODS = {"ccd": 0, "dls": 1, "ccd_dls": 2, "dls_ccd": 3, "jacobian_transpose": 4}
+ORDERS = {"tip_to_base": 0, "base_to_tip": 1}
+
+_double_p = ctypes.POINTER(ctypes.c_double)
+
+
+class Joint(ctypes.Structure):
+    _fields_ = (
+        ("kind", ctypes.c_int32),
+        ("flags", ctypes.c_int32),
+        ("window_first", ctypes.c_int32),
+        ("window_count", ctypes.c_int32),
+        ("stiffness", ctypes.c_double),
+        ("share", ctypes.c_double),
+        ("axis", ctypes.c_double * 3),
+        ("range_min", ctypes.c_double),
+        ("range_max", ctypes.c_double),
+        ("twist_reference", ctypes.c_double * 4),
+    )
+
+
+class Window(ctypes.Structure):
+    _fields_ = (
+        ("kind", ctypes.c_int32),
+        ("orthonormal", ctypes.c_int32),
+        ("corner_first", ctypes.c_int32),
+        ("corner_count", ctypes.c_int32),
+        ("center", ctypes.c_double * 3),
+        ("plane_x", ctypes.c_double * 3),
+        ("plane_y", ctypes.c_double * 3),
+        ("half_angle", ctypes.c_double),
+        ("radii", ctypes.c_double * 2),
+        ("accept_axis", ctypes.c_double * 3),
+        ("accept_cos", ctypes.c_double),
+        ("reference", ctypes.c_double * 3),
+    )
+
+
+class ChainStruct(ctypes.Structure):
+    _fields_ = (
+        ("n_bones", ctypes.c_int32),
+        ("n_windows", ctypes.c_int32),
+        ("n_corners", ctypes.c_int32),
+        ("has_shares", ctypes.c_int32),
+        ("rest_rotations", _double_p),
+        ("rest_offsets", _double_p),
+        ("step_vectors", _double_p),
+        ("joints", ctypes.POINTER(Joint)),
+        ("windows", ctypes.POINTER(Window)),
+        ("corner_directions", _double_p),
+        ("edge_normals", _double_p),
+        ("reach", ctypes.c_double),
+    )
+
+
+class GoalsStruct(ctypes.Structure):
+    _fields_ = (
+        ("kind", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("positions", ctypes.c_void_p),  # addresses: rebuilt every call, so the cheap kind
+        ("orientations", ctypes.c_void_p),
+        ("directions", ctypes.c_void_p),
+        ("aim_axis", ctypes.c_double * 3),
+        ("position_weight", ctypes.c_double),
+        ("orientation_weight", ctypes.c_double),
+    )
+
+
+class SettingsStruct(ctypes.Structure):
+    _fields_ = (
+        ("method", ctypes.c_int32),
+        ("order", ctypes.c_int32),
+        ("max_iterations", ctypes.c_int32),
+        ("stall_iterations", ctypes.c_int32),
+        ("ccd_iterations_before_dls", ctypes.c_int32),
+        ("finish_max_iterations", ctypes.c_int32),
+        ("finish_stall_iterations", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("tolerance", ctypes.c_double),
+        ("angle_tolerance", ctypes.c_double),
+        ("stall_ratio", ctypes.c_double),
+        ("finish_stall_ratio", ctypes.c_double),
+        ("damping", ctypes.c_double),
+        ("rest_pull", ctypes.c_double),
+    )
+
+
+# Every exported function: (name, result type, argument types). Arrays cross as addresses
+# (``ndarray.ctypes.data``, c_void_p): building a typed ctypes pointer costs microseconds a call.
+_array = ctypes.c_void_p
+FUNCTIONS = (
+    ("qik_interface_version", ctypes.c_int32, ()),
+    ("qik_clamp", ctypes.c_int32, (ctypes.POINTER(ChainStruct), ctypes.c_int64, _array)),
+    ("qik_violation", ctypes.c_int32, (ctypes.POINTER(ChainStruct), ctypes.c_int64, _array, _array)),
+    (
+        "qik_run_method",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(ChainStruct),
+            ctypes.POINTER(GoalsStruct),
+            ctypes.POINTER(SettingsStruct),
+            ctypes.c_int64,
+            _array,  # rotations
+            _array,  # preferred or None
+            _array,  # iterations (int64)
+            _array,  # position error
+            _array,  # orientation error
+            _array,  # effector
+        ),
+    ),
+)
+
+
+def declare(library: ctypes.CDLL) -> None:
+    """Give every exported function its argument and result types (AttributeError if missing)."""
+    for name, result, arguments in FUNCTIONS:
+        function = getattr(library, name)
+        function.restype = result
+        function.argtypes = arguments

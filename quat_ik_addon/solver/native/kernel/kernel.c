@@ -1,0 +1,105 @@
+/* The kernel's solve entry point (qik.h): solve.run_method one row at a time. */
+#include <stdlib.h>
+
+#include "qik_math.h"
+#include "solve.h"
+
+QIK_EXPORT int32_t qik_interface_version(void) { return QIK_INTERFACE_VERSION; }
+
+/* What the Python side promises (binding.py checks it first); checked again so that a broken
+ * promise is a status, not a crash. */
+static int goals_are_valid(const qik_goals *goals)
+{
+    if (goals == NULL || goals->positions == NULL)
+        return 0;
+    if (goals->kind == QIK_ORIENTATION)
+        return goals->orientations != NULL;
+    if (goals->kind == QIK_DIRECTION)
+        return goals->directions != NULL;
+    return goals->kind == QIK_POSITION;
+}
+
+static int settings_are_valid(const qik_settings *settings)
+{
+    return settings != NULL && settings->method >= QIK_CCD && settings->method <= QIK_TRANSPOSE &&
+           (settings->order == QIK_TIP_TO_BASE || settings->order == QIK_BASE_TO_TIP);
+}
+
+static int all_finite(const double *values, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        if (!isfinite(values[i]))
+            return 0;
+    return 1;
+}
+
+/* solve.run_method for one row; returns the iterations, sets the measured errors. */
+static int64_t run_row(const qik_chain *chain, const qik_row_goal *goal, const qik_settings *settings, double *q,
+                       const double *preferred, double *scratch, double *position_error, double *orientation_error,
+                       double effector[3])
+{
+    qik_budget budget = {settings->max_iterations, settings->stall_iterations, settings->stall_ratio};
+    int met = 0;
+    int64_t iterations = 0;
+    switch (settings->method) {
+    case QIK_CCD:
+        iterations = qik_run_ccd(chain, goal, settings, &budget, q, preferred, scratch);
+        break;
+    case QIK_CCD_DLS: /* CCD's cheap global moves, then DLS's fast final convergence */
+        budget.max_iterations = settings->ccd_iterations_before_dls;
+        iterations = qik_run_ccd(chain, goal, settings, &budget, q, preferred, scratch);
+        return iterations + qik_run_dls(chain, goal, settings, 0, settings->max_iterations, q, preferred, scratch,
+                                        &met, position_error, orientation_error, effector);
+    case QIK_DLS:
+    case QIK_TRANSPOSE:
+        return qik_run_dls(chain, goal, settings, settings->method == QIK_TRANSPOSE, settings->max_iterations, q,
+                           preferred, scratch, &met, position_error, orientation_error, effector);
+    default: /* QIK_DLS_CCD: CCD finishes what DLS left unmet (a joint pressed on a limit) */
+        iterations = qik_run_dls(chain, goal, settings, 0, settings->max_iterations, q, preferred, scratch, &met,
+                                 position_error, orientation_error, effector);
+        if (met)
+            return iterations;
+        budget = (qik_budget){settings->finish_max_iterations, settings->finish_stall_iterations,
+                              settings->finish_stall_ratio};
+        iterations += qik_run_ccd(chain, goal, settings, &budget, q, preferred, scratch);
+        break;
+    }
+    qik_goal_errors(chain, goal, q, scratch, position_error, orientation_error, effector);
+    return iterations;
+}
+
+QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
+                                  int64_t rows, double *rotations, const double *preferred, int64_t *iterations,
+                                  double *position_error, double *orientation_error, double *effector)
+{
+    if (!qik_chain_is_valid(chain) || !goals_are_valid(goals) || !settings_are_valid(settings) || rows < 0 ||
+        (rows > 0 && (rotations == NULL || iterations == NULL || position_error == NULL ||
+                      orientation_error == NULL || effector == NULL)))
+        return QIK_BAD_INPUT;
+    int32_t n = chain->n_bones;
+    double *scratch = malloc((size_t)(qik_workspace_doubles(n) + 4 * (int64_t)n) * sizeof(double));
+    if (scratch == NULL)
+        return QIK_BAD_INPUT;
+    double *start = scratch + qik_workspace_doubles(n);
+    int32_t status = QIK_OK;
+    for (int64_t row = 0; row < rows; row++) {
+        qik_row_goal goal = {goals->kind,
+                             goals->positions + 3 * row,
+                             goals->kind == QIK_ORIENTATION ? goals->orientations + 4 * row : NULL,
+                             goals->kind == QIK_DIRECTION ? goals->directions + 3 * row : NULL,
+                             goals->aim_axis,
+                             goals->position_weight,
+                             goals->orientation_weight};
+        double *q = rotations + 4 * n * row;
+        memcpy(start, q, 4 * (size_t)n * sizeof(double));
+        iterations[row] = run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
+                                  scratch, position_error + row, orientation_error + row, effector + 3 * row);
+        if (!all_finite(q, 4 * (int64_t)n) || !isfinite(position_error[row]) || !isfinite(orientation_error[row]) ||
+            !all_finite(effector + 3 * row, 3)) {
+            memcpy(q, start, 4 * (size_t)n * sizeof(double)); /* never NaN out: the row as it came */
+            status = QIK_NOT_FINITE;
+        }
+    }
+    free(scratch);
+    return status;
+}

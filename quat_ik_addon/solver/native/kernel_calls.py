@@ -1,0 +1,144 @@
+"""``solve.run_method`` on the native kernel: the same answers as the numpy methods, one crossing.
+
+The numpy solver is the reference. This module only decides whether the kernel may take a
+call, packs its inputs as the C ABI wants them (``abi.py``), and unpacks the answers: a chain
+with a limit the kernel does not know, goals it cannot read, the kernel switched off, or a row
+the kernel could not finish (it never hands back NaN) all mean ``None``, and the caller runs
+the numpy path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import weakref
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import abi, library
+from .packing import pack_chain, unsupported_reason
+
+Array = NDArray[np.float64]
+
+
+def _address(array: np.ndarray | None) -> int | None:
+    return None if array is None else array.ctypes.data
+
+
+def _contiguous(array: np.ndarray | None, shape: tuple[int, ...] | None = None) -> np.ndarray | None:
+    if array is None:
+        return None
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    return array if shape is None else array.reshape(shape)
+
+
+# Per chain object: whether the kernel knows all its limits (chains are immutable).
+_supported: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def kernel_for(chain, settings=None) -> ctypes.CDLL | None:
+    """The loaded kernel when it may run this chain (with these settings), else None."""
+    if settings is not None and settings.kernel == "numpy":
+        return None
+    kernel, _ = library.load()
+    if kernel is None:
+        return None
+    supported = _supported.get(chain)
+    if supported is None:
+        supported = _supported[chain] = unsupported_reason(chain) is None
+    return kernel if supported else None
+
+
+def clamp(chain, rotations) -> Array | None:
+    """``chain.clamp_to_limits`` on the kernel: (..., n, 4) rotations inside every limit, or
+    None where the kernel does not run this chain or met a non-finite value."""
+    kernel = kernel_for(chain)
+    if kernel is None:
+        return None
+    clamped = np.array(rotations, dtype=np.float64, order="C", copy=True)
+    if clamped.ndim < 2 or clamped.shape[-2:] != (chain.n_bones, 4):
+        return None
+    status = kernel.qik_clamp(pack_chain(chain).pointer, clamped.size // (4 * chain.n_bones), clamped.ctypes.data)
+    return clamped if status == abi.OK else None
+
+
+def violation(chain, rotations) -> Array | None:
+    """``chain.limit_violation`` on the kernel: radians outside each limit (..., n), or None."""
+    kernel = kernel_for(chain)
+    rotations = np.ascontiguousarray(rotations, dtype=np.float64)
+    if kernel is None or rotations.ndim < 2 or rotations.shape[-2:] != (chain.n_bones, 4):
+        return None
+    outside = np.empty(rotations.shape[:-1])
+    rows = rotations.size // (4 * chain.n_bones)
+    status = kernel.qik_violation(pack_chain(chain).pointer, rows, rotations.ctypes.data, outside.ctypes.data)
+    return outside if status == abi.OK else None
+
+
+@functools.lru_cache(maxsize=64)
+def _settings_struct(settings, finishing, reach: float) -> abi.SettingsStruct:
+    """The settings as the kernel reads them (made once per settings and chain size)."""
+    tolerance = settings.absolute_tolerance(reach)
+    return abi.SettingsStruct(
+        method=abi.METHODS[settings.method],
+        order=abi.ORDERS[settings.order],
+        max_iterations=settings.max_iterations,
+        stall_iterations=settings.stall_iterations,
+        ccd_iterations_before_dls=settings.ccd_iterations_before_dls,
+        finish_max_iterations=finishing.max_iterations,
+        finish_stall_iterations=finishing.stall_iterations,
+        tolerance=tolerance,
+        angle_tolerance=settings.angle_tolerance(tolerance, reach),
+        stall_ratio=settings.stall_ratio,
+        finish_stall_ratio=finishing.stall_ratio,
+        damping=settings.damping * reach,
+        rest_pull=settings.rest_pull,
+    )
+
+
+def _goals_struct(goals) -> tuple[abi.GoalsStruct, list[np.ndarray]]:
+    positions = _contiguous(goals.positions)
+    orientations = _contiguous(goals.orientations)
+    directions = _contiguous(goals.directions)
+    kind = abi.ORIENTATION if orientations is not None else abi.DIRECTION if directions is not None else abi.POSITION
+    struct = abi.GoalsStruct(
+        kind=kind,
+        positions=_address(positions),
+        orientations=_address(orientations),
+        directions=_address(directions),
+        aim_axis=(ctypes.c_double * 3)(*goals.aim_axis),
+        position_weight=goals.position_weight,
+        orientation_weight=goals.orientation_weight,
+    )
+    return struct, [a for a in (positions, orientations, directions) if a is not None]
+
+
+def run_method(
+    kernel: ctypes.CDLL, chain, goals, rotations: Array, settings, finishing, preferred: Array | None
+) -> tuple[Array, NDArray[np.int64], tuple[Array, Array, Array]] | None:
+    """``solve.run_method`` on the kernel: (poses, iterations, (position error, orientation
+    error, effector)), or None where the kernel could not finish a row (run numpy instead).
+    ``finishing``: the settings CCD finishes DLS's misses with (``solve._finishing``)."""
+    count, n = len(rotations), chain.n_bones
+    poses = np.array(rotations, dtype=np.float64, order="C", copy=True).reshape(count, n, 4)
+    preferred = None if preferred is None or settings.rest_pull == 0.0 else _contiguous(preferred, (count, n, 4))
+    iterations = np.zeros(count, dtype=np.int64)
+    position_error, orientation_error = np.empty(count), np.empty(count)
+    effector = np.empty((count, 3))
+    goals_struct, _kept_alive = _goals_struct(goals)
+    settings_struct = _settings_struct(settings, finishing, chain.reach)
+    status = kernel.qik_run_method(
+        pack_chain(chain).pointer,
+        ctypes.byref(goals_struct),
+        ctypes.byref(settings_struct),
+        count,
+        _address(poses),
+        _address(preferred),
+        _address(iterations),
+        _address(position_error),
+        _address(orientation_error),
+        _address(effector),
+    )
+    if status != abi.OK:
+        return None
+    return poses, iterations, (position_error, orientation_error, effector)

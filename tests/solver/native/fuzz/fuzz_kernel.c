@@ -1,0 +1,839 @@
+/* Random and hostile inputs for the kernel's entry points (qik.h), run under ASan and UBSan.
+ *
+ *   fuzz_kernel SEED CASES [FIRST]
+ *
+ * runs cases FIRST .. FIRST+CASES-1 (FIRST defaults to 0); case i draws everything from its own
+ * generator seeded by (SEED, i), so `fuzz_kernel SEED 1 i` replays case i alone. Built and run by
+ * tests/solver/native/test_sanitizer_fuzz.py together with every C file of kernel/.
+ *
+ * Each case is either
+ *   - valid: what the Python side sends (solver/native): unit quaternions and axes, windows as
+ *     reach_windows.py builds them, counts and indices in range, start poses clamped by
+ *     qik_clamp first as solve.run_method's are. Every call must return QIK_OK and every output
+ *     must be finite (unit rotations, non-negative violations and errors);
+ *   - hostile: a valid case with a few things broken: NaN, infinities, huge and tiny numbers,
+ *     zero-length quaternions, offsets and bones, degenerate windows (zero half-angles and radii,
+ *     collinear or repeated polygon corners, 0-2 corners), inverted and odd ranges, indices out
+ *     of range, unknown kinds, methods and orders, no bones or negative rows, NULL where qik.h
+ *     allows it (orientations, directions, preferred). The kernel must not crash or touch
+ *     memory outside the arrays (the sanitizers see that), must answer one of its status codes,
+ *     and QIK_OK must still mean every output is finite.
+ *
+ * Every array is allocated at its exact size, so a read one past its end is an ASan report.
+ * Exit status: 0 all cases passed, 1 a check failed (the case is printed), 2 bad arguments.
+ */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qik.h"
+
+#if defined(__SANITIZE_ADDRESS__) /* gcc -fsanitize=address: an ASan report names its case (UBSan's do not) */
+#include <sanitizer/common_interface_defs.h>
+#define ON_SANITIZER_REPORT(callback) __sanitizer_set_death_callback(callback)
+#else
+#define ON_SANITIZER_REPORT(callback) ((void)(callback))
+#endif
+
+#define PI 3.14159265358979323846
+#define MAX_BONES 10
+#define MAX_ROWS 4
+
+/* ---------------------------------------------------------------- random numbers */
+
+/* splitmix64 (Steele, Lea & Flood 2014): small, and good enough to drive a fuzzer. */
+typedef struct {
+    uint64_t state;
+} rng_t;
+
+static uint64_t next_u64(rng_t *rng)
+{
+    uint64_t z = (rng->state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+static double uniform(rng_t *rng, double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(next_u64(rng) >> 11) * 0x1.0p-53);
+}
+
+static int below(rng_t *rng, int n) { return (int)(next_u64(rng) % (uint64_t)n); }
+
+static int chance(rng_t *rng, double p) { return uniform(rng, 0.0, 1.0) < p; }
+
+static double gaussian(rng_t *rng)
+{
+    double u = uniform(rng, 1e-300, 1.0), v = uniform(rng, 0.0, 2.0 * PI);
+    return sqrt(-2.0 * log(u)) * cos(v); /* Box-Muller */
+}
+
+/* A value the Python side would never send. */
+static double hostile_double(rng_t *rng)
+{
+    switch (below(rng, 14)) {
+    case 0:
+        return NAN;
+    case 1:
+        return INFINITY;
+    case 2:
+        return -INFINITY;
+    case 3:
+        return DBL_MAX;
+    case 4:
+        return -DBL_MAX;
+    case 5:
+        return 1e300;
+    case 6:
+        return -1e300;
+    case 7:
+        return 1e-300;
+    case 8:
+        return DBL_MIN / 1024.0; /* subnormal */
+    case 9:
+        return 0.0;
+    case 10:
+        return -0.0;
+    case 11:
+        return uniform(rng, -1e-12, 1e-12);
+    case 12:
+        return uniform(rng, -1e9, 1e9);
+    default:
+        return uniform(rng, -10.0, 10.0);
+    }
+}
+
+static int32_t hostile_int32(rng_t *rng)
+{
+    static const int32_t values[] = {INT32_MIN, -1000, -2, -1, 0, 1, 2, 3, 7, 1000, INT32_MAX};
+    return values[below(rng, (int)(sizeof values / sizeof values[0]))];
+}
+
+/* Iteration budgets: hostile, but not so large that a case runs for minutes. */
+static int32_t hostile_budget(rng_t *rng)
+{
+    static const int32_t values[] = {INT32_MIN, -1000, -1, 0, 1, 2, 50, 200};
+    return values[below(rng, (int)(sizeof values / sizeof values[0]))];
+}
+
+/* ---------------------------------------------------------------- vectors */
+
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+static void cross3(const double a[3], const double b[3], double out[3])
+{
+    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
+}
+
+static void unit3(double v[3])
+{
+    double length = sqrt(dot3(v, v));
+    for (int i = 0; i < 3; i++)
+        v[i] /= length;
+}
+
+static void random_unit3(rng_t *rng, double out[3])
+{
+    do {
+        for (int i = 0; i < 3; i++)
+            out[i] = gaussian(rng);
+    } while (dot3(out, out) < 1e-6);
+    unit3(out);
+}
+
+static void random_unit4(rng_t *rng, double out[4])
+{
+    double length2;
+    do {
+        length2 = 0.0;
+        for (int i = 0; i < 4; i++) {
+            out[i] = gaussian(rng);
+            length2 += out[i] * out[i];
+        }
+    } while (length2 < 1e-6);
+    for (int i = 0; i < 4; i++)
+        out[i] /= sqrt(length2);
+}
+
+/* A right-handed orthonormal frame: plane_x, plane_y = center × plane_x, center. */
+static void random_frame(rng_t *rng, double center[3], double plane_x[3], double plane_y[3])
+{
+    double other[3];
+    random_unit3(rng, center);
+    do {
+        random_unit3(rng, other);
+        cross3(center, other, plane_x);
+    } while (dot3(plane_x, plane_x) < 1e-3);
+    unit3(plane_x);
+    cross3(center, plane_x, plane_y);
+    unit3(plane_y);
+}
+
+static int all_finite(const double *values, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        if (!isfinite(values[i]))
+            return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- a case */
+
+typedef struct {
+    int hostile;
+    int32_t n;    /* bones, as given to the kernel (hostile: may be <= 0) */
+    int64_t rows; /* as given (hostile: may be <= 0) */
+    int32_t n_windows, n_corners;
+    double *rest_rotations, *rest_offsets, *step_vectors;
+    qik_joint *joints;
+    qik_window *windows;
+    double *corners, *normals;
+    double *positions, *orientations, *directions;
+    double *rotations, *preferred;
+    double *violation, *position_error, *orientation_error, *effector;
+    int64_t *iterations;
+    int pass_orientations, pass_directions, pass_preferred;
+    qik_chain chain;
+    qik_goals goals;
+    qik_settings settings;
+} fuzz_case;
+
+/* Exactly count × size bytes (zero included: ASan then flags any read of it). */
+static void *allocate(int64_t count, size_t size)
+{
+    size_t bytes = count > 0 ? (size_t)count * size : 0;
+    void *memory = malloc(bytes);
+    if (memory == NULL && bytes > 0) {
+        fprintf(stderr, "fuzz_kernel: out of memory\n");
+        exit(2);
+    }
+    if (bytes > 0)
+        memset(memory, 0, bytes);
+    return memory;
+}
+
+static void free_case(fuzz_case *c)
+{
+    void *arrays[] = {c->rest_rotations, c->rest_offsets, c->step_vectors, c->joints,         c->windows,
+                      c->corners,        c->normals,      c->positions,    c->orientations,   c->directions,
+                      c->rotations,      c->preferred,    c->violation,    c->position_error, c->orientation_error,
+                      c->effector,       c->iterations};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+}
+
+/* reach_windows.PolygonWindow: corners and inward edge normals of a convex polygon in the
+ * window's gnomonic plane, reversed when clockwise seen from outside; Blow's inscribed cone
+ * around the reference direction (the corners' mean). */
+static void make_polygon(rng_t *rng, qik_window *window, double *corners, double *normals)
+{
+    int32_t k_count = window->corner_count;
+    double vertices[8][2], angles[8], gaps[8], total = 0.0, min_gap = 0.3;
+    double a = uniform(rng, 0.1, 1.5), b = uniform(rng, 0.1, 1.5), start = uniform(rng, 0.0, 2.0 * PI);
+    for (int32_t k = 0; k < k_count; k++)
+        total += gaps[k] = uniform(rng, 0.05, 1.0);
+    double angle = start;
+    for (int32_t k = 0; k < k_count; k++) {
+        angles[k] = angle;
+        angle += min_gap + gaps[k] / total * (2.0 * PI - min_gap * k_count);
+    }
+    for (int32_t k = 0; k < k_count; k++) {
+        vertices[k][0] = a * cos(angles[k]);
+        vertices[k][1] = b * sin(angles[k]);
+    }
+    double mean[2] = {0.0, 0.0};
+    for (int32_t k = 0; k < k_count; k++) {
+        mean[0] += vertices[k][0] / k_count;
+        mean[1] += vertices[k][1] / k_count;
+    }
+    double reference[3];
+    for (int i = 0; i < 3; i++)
+        reference[i] = window->center[i] + mean[0] * window->plane_x[i] + mean[1] * window->plane_y[i];
+    unit3(reference);
+    for (int reversed = 0; reversed < 2; reversed++) {
+        double inward = 0.0;
+        for (int32_t k = 0; k < k_count; k++) {
+            int32_t i0 = reversed ? k_count - 1 - k : k, i1 = reversed ? (2 * k_count - 2 - k) % k_count : (k + 1) % k_count;
+            double point[3], edge[3];
+            for (int i = 0; i < 3; i++) {
+                point[i] = window->center[i] + vertices[i0][0] * window->plane_x[i] + vertices[i0][1] * window->plane_y[i];
+                edge[i] = (vertices[i1][0] - vertices[i0][0]) * window->plane_x[i] +
+                          (vertices[i1][1] - vertices[i0][1]) * window->plane_y[i];
+            }
+            cross3(point, edge, normals + 3 * k);
+            unit3(normals + 3 * k);
+            memcpy(corners + 3 * k, point, sizeof point);
+            unit3(corners + 3 * k);
+            inward += dot3(normals + 3 * k, reference);
+        }
+        if (inward >= 0.0)
+            break;
+    }
+    double accept_angle = INFINITY;
+    for (int32_t k = 0; k < k_count; k++) {
+        double s = dot3(normals + 3 * k, reference);
+        s = s < -1.0 ? -1.0 : s > 1.0 ? 1.0 : s;
+        accept_angle = fmin(accept_angle, asin(s));
+    }
+    memcpy(window->accept_axis, reference, sizeof reference);
+    window->accept_cos = cos(accept_angle);
+    memcpy(window->reference, reference, sizeof reference);
+}
+
+static void make_window(rng_t *rng, qik_window *window, int32_t kind, int32_t corner_first, double *corners,
+                        double *normals)
+{
+    window->kind = kind;
+    window->corner_first = corner_first;
+    window->corner_count = 0;
+    random_frame(rng, window->center, window->plane_x, window->plane_y);
+    window->orthonormal = 1;
+    memcpy(window->accept_axis, window->center, sizeof window->center);
+    memcpy(window->reference, window->center, sizeof window->center);
+    switch (kind) {
+    case QIK_CONE:
+        window->half_angle = chance(rng, 0.05) ? PI : uniform(rng, 0.05, PI);
+        window->accept_cos = cos(window->half_angle);
+        break;
+    case QIK_ELLIPSE: {
+        double a = uniform(rng, 0.05, 1.45), b = uniform(rng, 0.05, 1.45);
+        window->radii[0] = tan(a);
+        window->radii[1] = tan(b);
+        window->accept_cos = cos(fmin(a, b));
+        if (chance(rng, 0.3)) { /* unit axes a little off perpendicular: the scanned rim */
+            for (int i = 0; i < 3; i++) {
+                window->plane_x[i] += uniform(rng, -1e-3, 1e-3);
+                window->plane_y[i] += uniform(rng, -1e-3, 1e-3);
+            }
+            unit3(window->plane_x);
+            unit3(window->plane_y);
+            window->orthonormal = 0;
+        }
+        break;
+    }
+    default:
+        window->corner_count = 3 + below(rng, 5);
+        make_polygon(rng, window, corners + 3 * (int64_t)corner_first, normals + 3 * (int64_t)corner_first);
+    }
+}
+
+static void make_range(rng_t *rng, double *range_min, double *range_max)
+{
+    if (chance(rng, 0.15)) {
+        *range_min = -PI;
+        *range_max = PI;
+        return;
+    }
+    *range_min = uniform(rng, -PI, PI);
+    *range_max = *range_min + uniform(rng, 0.0, 2.0 * PI - 1e-3);
+}
+
+/* What solver/native would send for a random limited chain and goal. */
+static void make_valid_case(rng_t *rng, fuzz_case *c, int32_t n, int64_t rows)
+{
+    int32_t nb = n > 0 ? n : 0;
+    int64_t nr = rows > 0 ? rows : 0;
+    c->n = n;
+    c->rows = rows;
+
+    /* Plan the windows first so every table is allocated at its exact size. */
+    int32_t kinds[MAX_BONES], window_counts[MAX_BONES], window_kinds[MAX_BONES][3];
+    c->n_windows = c->n_corners = 0;
+    for (int32_t i = 0; i < nb; i++) {
+        kinds[i] = below(rng, 4);
+        window_counts[i] = kinds[i] == QIK_BALL ? below(rng, 4) : 0;
+        for (int32_t w = 0; w < window_counts[i]; w++) {
+            window_kinds[i][w] = below(rng, 3);
+            c->n_corners += window_kinds[i][w] == QIK_POLYGON ? 7 : 0; /* room for 3-7 corners */
+        }
+        c->n_windows += window_counts[i];
+    }
+    c->rest_rotations = allocate(4 * (int64_t)nb, sizeof(double));
+    c->rest_offsets = allocate(3 * (int64_t)nb, sizeof(double));
+    c->step_vectors = allocate(3 * (int64_t)nb, sizeof(double));
+    c->joints = allocate(nb, sizeof(qik_joint));
+    c->windows = allocate(c->n_windows, sizeof(qik_window));
+    c->corners = allocate(3 * (int64_t)c->n_corners, sizeof(double));
+    c->normals = allocate(3 * (int64_t)c->n_corners, sizeof(double));
+
+    double reach = 0.0;
+    int has_shares = 0;
+    int32_t window_at = 0, corner_at = 0;
+    for (int32_t i = 0; i < nb; i++) {
+        double *rest = c->rest_rotations + 4 * i, *step = c->step_vectors + 3 * i;
+        if (chance(rng, 0.3)) {
+            rest[0] = 1.0;
+        } else {
+            random_unit4(rng, rest);
+        }
+        double length = uniform(rng, 0.1, 1.0);
+        if (chance(rng, 0.7)) { /* a connected bone along its +Y */
+            step[1] = length;
+        } else {
+            random_unit3(rng, step);
+            for (int k = 0; k < 3; k++)
+                step[k] *= length;
+        }
+        reach += length;
+
+        qik_joint *joint = c->joints + i;
+        joint->kind = kinds[i];
+        joint->stiffness = chance(rng, 0.6) ? 0.0 : uniform(rng, 0.0, 0.95);
+        joint->share = 1.0 - joint->stiffness;
+        joint->twist_reference[0] = 1.0;
+        if (joint->kind == QIK_FIXED) {
+            joint->stiffness = 0.0;
+            joint->share = 1.0;
+        }
+        has_shares |= joint->stiffness > 0.0 || joint->kind == QIK_FIXED;
+        if (joint->kind == QIK_HINGE) {
+            random_unit3(rng, joint->axis);
+            if (chance(rng, 0.7)) {
+                joint->flags |= QIK_HAS_RANGE;
+                make_range(rng, &joint->range_min, &joint->range_max);
+            }
+        } else if (joint->kind == QIK_BALL) {
+            joint->flags = below(rng, 16); /* any of the four flags */
+            if (joint->flags & QIK_HAS_RANGE)
+                make_range(rng, &joint->range_min, &joint->range_max);
+            if (joint->flags & QIK_TWIST_REFERENCE)
+                random_unit4(rng, joint->twist_reference);
+            joint->window_first = window_at;
+            joint->window_count = window_counts[i];
+            for (int32_t w = 0; w < window_counts[i]; w++) {
+                make_window(rng, c->windows + window_at, window_kinds[i][w], corner_at, c->corners, c->normals);
+                corner_at += c->windows[window_at].corner_count;
+                window_at++;
+            }
+        }
+    }
+    /* rest_offsets: the root's head anywhere near the origin, then each bone's step. */
+    if (nb > 0)
+        for (int k = 0; k < 3; k++)
+            c->rest_offsets[k] = chance(rng, 0.5) ? 0.0 : uniform(rng, -1.0, 1.0);
+    for (int32_t i = 1; i < nb; i++)
+        memcpy(c->rest_offsets + 3 * i, c->step_vectors + 3 * (i - 1), 3 * sizeof(double));
+
+    c->chain = (qik_chain){n,           c->n_windows,    c->n_corners, has_shares, c->rest_rotations,
+                           c->rest_offsets, c->step_vectors, c->joints, c->windows, c->corners,
+                           c->normals,  reach};
+
+    /* Goals. */
+    c->goals.kind = below(rng, 3);
+    c->pass_orientations = c->goals.kind == QIK_ORIENTATION || chance(rng, 0.2);
+    c->pass_directions = c->goals.kind == QIK_DIRECTION || chance(rng, 0.2);
+    c->positions = allocate(3 * nr, sizeof(double));
+    c->orientations = allocate(4 * nr, sizeof(double));
+    c->directions = allocate(3 * nr, sizeof(double));
+    for (int64_t r = 0; r < nr; r++) {
+        double *p = c->positions + 3 * r, scale = uniform(rng, 0.0, 1.3 * reach);
+        random_unit3(rng, p);
+        for (int k = 0; k < 3; k++)
+            p[k] *= scale;
+        random_unit4(rng, c->orientations + 4 * r);
+        random_unit3(rng, c->directions + 3 * r);
+    }
+    random_unit3(rng, c->goals.aim_axis);
+    c->goals.position_weight = uniform(rng, 0.1, 2.0);
+    c->goals.orientation_weight = uniform(rng, 0.05, 2.0);
+
+    /* Settings (solver/settings.py's ranges). */
+    qik_settings *s = &c->settings;
+    s->method = below(rng, 5);
+    s->order = below(rng, 2);
+    s->max_iterations = 1 + below(rng, 30);
+    s->stall_iterations = 1 + below(rng, 8);
+    s->ccd_iterations_before_dls = below(rng, 10);
+    s->finish_max_iterations = 1 + below(rng, 20);
+    s->finish_stall_iterations = 1 + below(rng, 8);
+    s->tolerance = pow(10.0, uniform(rng, -7.0, -3.0)) * reach;
+    s->angle_tolerance = pow(10.0, uniform(rng, -5.0, -2.0));
+    s->stall_ratio = uniform(rng, 0.5, 0.999);
+    s->finish_stall_ratio = uniform(rng, 0.5, 0.999);
+    s->damping = uniform(rng, 0.001, 0.5) * reach;
+    s->rest_pull = chance(rng, 0.5) ? 0.0 : uniform(rng, 0.01, 0.5);
+
+    /* Poses: random unit rotations (run() clamps them before the solve, as run_method's are). */
+    c->rotations = allocate(4 * nr * nb, sizeof(double));
+    c->preferred = allocate(4 * nr * nb, sizeof(double));
+    for (int64_t q = 0; q < nr * nb; q++) {
+        random_unit4(rng, c->rotations + 4 * q);
+        random_unit4(rng, c->preferred + 4 * q);
+    }
+    c->pass_preferred = s->rest_pull != 0.0 || chance(rng, 0.3);
+
+    c->violation = allocate(nr * nb, sizeof(double));
+    c->position_error = allocate(nr, sizeof(double));
+    c->orientation_error = allocate(nr, sizeof(double));
+    c->effector = allocate(3 * nr, sizeof(double));
+    c->iterations = allocate(nr, sizeof(int64_t));
+}
+
+/* ---------------------------------------------------------------- breaking a valid case */
+
+static double *pick(rng_t *rng, double *array, int64_t count, int width)
+{
+    return count > 0 ? array + width * (int64_t)below(rng, (int)count) : NULL;
+}
+
+static void break_joint(rng_t *rng, fuzz_case *c, qik_joint *joint)
+{
+    switch (below(rng, 9)) {
+    case 0:
+        joint->kind = hostile_int32(rng);
+        break;
+    case 1:
+        joint->flags = hostile_int32(rng);
+        break;
+    case 2: /* inverted, NaN, infinite or wider than a turn */
+        joint->flags |= QIK_HAS_RANGE;
+        joint->range_min = chance(rng, 0.5) ? hostile_double(rng) : uniform(rng, 0.0, PI);
+        joint->range_max = chance(rng, 0.5) ? hostile_double(rng) : joint->range_min - uniform(rng, 0.0, PI);
+        break;
+    case 3:
+        memset(joint->axis, 0, sizeof joint->axis); /* zero-length hinge axis */
+        break;
+    case 4:
+        joint->axis[below(rng, 3)] = hostile_double(rng);
+        break;
+    case 5:
+        joint->stiffness = hostile_double(rng);
+        joint->share = hostile_double(rng);
+        break;
+    case 6: /* windows outside the table */
+        joint->window_first = chance(rng, 0.5) ? hostile_int32(rng) : c->n_windows - joint->window_count + 1;
+        break;
+    case 7:
+        joint->window_count = hostile_int32(rng);
+        break;
+    default:
+        joint->flags |= QIK_TWIST_REFERENCE;
+        if (chance(rng, 0.5))
+            memset(joint->twist_reference, 0, sizeof joint->twist_reference);
+        else
+            joint->twist_reference[below(rng, 4)] = hostile_double(rng);
+    }
+}
+
+static void break_window(rng_t *rng, fuzz_case *c, qik_window *window)
+{
+    switch (below(rng, 10)) {
+    case 0:
+        window->kind = hostile_int32(rng);
+        break;
+    case 1: /* zero, negative or past a half turn */
+        window->half_angle = chance(rng, 0.4) ? 0.0 : chance(rng, 0.5) ? -uniform(rng, 0.0, 4.0) : hostile_double(rng);
+        break;
+    case 2:
+        window->radii[below(rng, 2)] = chance(rng, 0.5) ? 0.0 : hostile_double(rng);
+        break;
+    case 3:
+        memset(window->center, 0, sizeof window->center);
+        break;
+    case 4: {
+        double *vectors[] = {window->center, window->plane_x, window->plane_y, window->accept_axis,
+                             window->reference};
+        vectors[below(rng, 5)][below(rng, 3)] = hostile_double(rng);
+        break;
+    }
+    case 5:
+        window->accept_cos = hostile_double(rng);
+        break;
+    case 6:
+        window->orthonormal = hostile_int32(rng);
+        break;
+    case 7: /* too few corners for a polygon */
+        window->kind = QIK_POLYGON;
+        window->corner_count = below(rng, 3);
+        break;
+    case 8: /* corners outside the table */
+        window->kind = QIK_POLYGON;
+        window->corner_first = chance(rng, 0.5) ? hostile_int32(rng) : c->n_corners - window->corner_count + 1;
+        window->corner_count = chance(rng, 0.5) ? window->corner_count : hostile_int32(rng);
+        break;
+    default: { /* a degenerate polygon: repeated or collinear corners, zero or NaN normals */
+        if (window->kind != QIK_POLYGON || window->corner_count < 3 || window->corner_first < 0 ||
+            (int64_t)window->corner_first + window->corner_count > c->n_corners)
+            break; /* only where the arrays really hold the corners */
+        double *corners = c->corners + 3 * (int64_t)window->corner_first;
+        double *normals = c->normals + 3 * (int64_t)window->corner_first;
+        int mode = below(rng, 3);
+        for (int32_t k = 0; k < window->corner_count; k++) {
+            if (mode == 0) { /* all the same corner */
+                memcpy(corners + 3 * k, corners, 3 * sizeof(double));
+                memset(normals + 3 * k, 0, 3 * sizeof(double));
+            } else if (mode == 1) { /* all on one great circle through the centre */
+                double t = uniform(rng, -1.0, 1.0);
+                for (int i = 0; i < 3; i++)
+                    corners[3 * k + i] = cos(t) * window->center[i] + sin(t) * window->plane_x[i];
+                memcpy(normals + 3 * k, window->plane_y, 3 * sizeof(double));
+            } else {
+                normals[3 * k + below(rng, 3)] = NAN;
+            }
+        }
+    }
+    }
+}
+
+/* Break 1-4 things of a valid case. */
+static void break_case(rng_t *rng, fuzz_case *c)
+{
+    int32_t nb = c->n > 0 ? c->n : 0;
+    int64_t nr = c->rows > 0 ? c->rows : 0;
+    for (int count = 1 + below(rng, 4); count > 0; count--) {
+        double *value;
+        switch (below(rng, 16)) {
+        case 0: { /* any number of the chain */
+            double *arrays[] = {c->rest_rotations, c->rest_offsets, c->step_vectors};
+            int widths[] = {4, 3, 3}, which = below(rng, 3);
+            if ((value = pick(rng, arrays[which], nb, widths[which])) != NULL)
+                value[below(rng, widths[which])] = hostile_double(rng);
+            break;
+        }
+        case 1: /* a zero-length rest rotation */
+            if ((value = pick(rng, c->rest_rotations, nb, 4)) != NULL)
+                memset(value, 0, 4 * sizeof(double));
+            break;
+        case 2: /* a zero-length offset or bone */
+            if ((value = pick(rng, chance(rng, 0.5) ? c->rest_offsets : c->step_vectors, nb, 3)) != NULL)
+                memset(value, 0, 3 * sizeof(double));
+            break;
+        case 3:
+        case 4:
+            if (nb > 0)
+                break_joint(rng, c, c->joints + below(rng, nb));
+            break;
+        case 5:
+        case 6:
+            if (c->n_windows > 0)
+                break_window(rng, c, c->windows + below(rng, c->n_windows));
+            break;
+        case 7: /* table sizes that do not cover the indices (never larger than the arrays) */
+            if (chance(rng, 0.5))
+                c->chain.n_windows = chance(rng, 0.3) ? -1 : below(rng, c->n_windows + 1);
+            else
+                c->chain.n_corners = chance(rng, 0.3) ? -1 : below(rng, c->n_corners + 1);
+            break;
+        case 8:
+            c->chain.reach = hostile_double(rng);
+            c->chain.has_shares = hostile_int32(rng);
+            break;
+        case 9: /* goals */
+            switch (below(rng, 4)) {
+            case 0:
+                c->goals.kind = hostile_int32(rng);
+                break;
+            case 1:
+                c->goals.aim_axis[below(rng, 3)] = chance(rng, 0.3) ? 0.0 : hostile_double(rng);
+                break;
+            case 2:
+                c->goals.position_weight = hostile_double(rng);
+                c->goals.orientation_weight = hostile_double(rng);
+                break;
+            default: /* NULL where the goal kind needs it */
+                c->pass_orientations = 0;
+                c->pass_directions = 0;
+            }
+            break;
+        case 10: { /* goal values */
+            double *arrays[] = {c->positions, c->orientations, c->directions};
+            int widths[] = {3, 4, 3}, which = below(rng, 3);
+            if ((value = pick(rng, arrays[which], nr, widths[which])) != NULL) {
+                if (chance(rng, 0.3))
+                    memset(value, 0, (size_t)widths[which] * sizeof(double));
+                else
+                    value[below(rng, widths[which])] = hostile_double(rng);
+            }
+            break;
+        }
+        case 11: /* unknown methods and orders, odd budgets */
+            switch (below(rng, 3)) {
+            case 0:
+                c->settings.method = hostile_int32(rng);
+                break;
+            case 1:
+                c->settings.order = hostile_int32(rng);
+                break;
+            default: {
+                int32_t *budgets[] = {&c->settings.max_iterations, &c->settings.stall_iterations,
+                                      &c->settings.ccd_iterations_before_dls, &c->settings.finish_max_iterations,
+                                      &c->settings.finish_stall_iterations};
+                int which = below(rng, 5);
+                *budgets[which] = which == 1 || which == 4 ? hostile_int32(rng) : hostile_budget(rng);
+            }
+            }
+            break;
+        case 12: { /* tolerances, ratios, damping, rest pull */
+            double *numbers[] = {&c->settings.tolerance,          &c->settings.angle_tolerance, &c->settings.stall_ratio,
+                                 &c->settings.finish_stall_ratio, &c->settings.damping,         &c->settings.rest_pull};
+            *numbers[below(rng, 6)] = hostile_double(rng);
+            break;
+        }
+        case 13: /* a rest pull without preferred poses */
+            c->settings.rest_pull = uniform(rng, 0.01, 1.0);
+            c->pass_preferred = 0;
+            break;
+        case 14: /* start or preferred poses */
+            if ((value = pick(rng, chance(rng, 0.5) ? c->rotations : c->preferred, nr * nb, 4)) != NULL) {
+                if (chance(rng, 0.4))
+                    memset(value, 0, 4 * sizeof(double));
+                else
+                    value[below(rng, 4)] = hostile_double(rng);
+            }
+            break;
+        default: /* NULL preferred poses, orientations or directions */
+            c->pass_preferred = chance(rng, 0.5) ? 0 : c->pass_preferred;
+            c->pass_orientations = chance(rng, 0.5) ? 0 : c->pass_orientations;
+            c->pass_directions = chance(rng, 0.5) ? 0 : c->pass_directions;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- running a case */
+
+static uint64_t seed;
+static int64_t case_index;
+static int64_t answers[2][3]; /* qik_run_method's status counts, valid and hostile cases */
+
+static int fail(const fuzz_case *c, const char *call, const char *what, int32_t status)
+{
+    fprintf(stderr,
+            "fuzz_kernel: case %" PRId64 " (%s, %d bones, %" PRId64 " rows, method %d, order %d): %s %s"
+            " (status %d)\n  replay: fuzz_kernel %" PRIu64 " 1 %" PRId64 "\n",
+            case_index, c->hostile ? "hostile" : "valid", c->n, c->rows, c->settings.method, c->settings.order, call,
+            what, status, seed, case_index);
+    return 1;
+}
+
+static void report_case(void)
+{
+    fprintf(stderr, "fuzz_kernel: the report above came from case %" PRId64 "; replay: fuzz_kernel %" PRIu64 " 1 %" PRId64 "\n",
+            case_index, seed, case_index);
+}
+
+static int known_status(int32_t status) { return status == QIK_OK || status == QIK_BAD_INPUT || status == QIK_NOT_FINITE; }
+
+/* qik_clamp on ``poses``: valid cases need OK and unit rotations; QIK_OK always means finite. */
+static int check_clamp(const fuzz_case *c, double *poses, int64_t count)
+{
+    int32_t status = qik_clamp(&c->chain, c->rows, poses);
+    if (!known_status(status))
+        return fail(c, "qik_clamp", "answered an unknown status", status);
+    if (status == QIK_OK && !all_finite(poses, 4 * count))
+        return fail(c, "qik_clamp", "answered QIK_OK with a non-finite rotation", status);
+    if (c->hostile)
+        return 0;
+    if (status != QIK_OK)
+        return fail(c, "qik_clamp", "did not answer QIK_OK for a valid input", status);
+    for (int64_t q = 0; q < count; q++) {
+        const double *r = poses + 4 * q;
+        if (fabs(sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]) - 1.0) > 1e-9)
+            return fail(c, "qik_clamp", "returned a rotation that is not unit", status);
+    }
+    return 0;
+}
+
+static int run_case(fuzz_case *c)
+{
+    int64_t count = (c->n > 0 ? c->n : 0) * (c->rows > 0 ? c->rows : 0);
+    c->goals.positions = c->positions;
+    c->goals.orientations = c->pass_orientations ? c->orientations : NULL;
+    c->goals.directions = c->pass_directions ? c->directions : NULL;
+
+    if (check_clamp(c, c->rotations, count) || (c->pass_preferred && check_clamp(c, c->preferred, count)))
+        return 1;
+
+    int32_t status = qik_violation(&c->chain, c->rows, c->rotations, c->violation);
+    if (!known_status(status))
+        return fail(c, "qik_violation", "answered an unknown status", status);
+    if (status == QIK_OK && !all_finite(c->violation, count))
+        return fail(c, "qik_violation", "answered QIK_OK with a non-finite violation", status);
+    if (!c->hostile) {
+        if (status != QIK_OK)
+            return fail(c, "qik_violation", "did not answer QIK_OK for a valid input", status);
+        for (int64_t i = 0; i < count; i++)
+            if (!(c->violation[i] >= 0.0))
+                return fail(c, "qik_violation", "returned a negative violation", status);
+    }
+
+    int64_t rows = c->rows > 0 ? c->rows : 0;
+    status = qik_run_method(&c->chain, &c->goals, &c->settings, c->rows, c->rotations,
+                            c->pass_preferred ? c->preferred : NULL, c->iterations, c->position_error,
+                            c->orientation_error, c->effector);
+    if (!known_status(status))
+        return fail(c, "qik_run_method", "answered an unknown status", status);
+    answers[c->hostile != 0][status]++;
+    if (status == QIK_OK &&
+        !(all_finite(c->rotations, 4 * count) && all_finite(c->position_error, rows) &&
+          all_finite(c->orientation_error, rows) && all_finite(c->effector, 3 * rows)))
+        return fail(c, "qik_run_method", "answered QIK_OK with a non-finite output", status);
+    if (!c->hostile) {
+        if (status != QIK_OK)
+            return fail(c, "qik_run_method", "did not answer QIK_OK for a valid input", status);
+        for (int64_t r = 0; r < rows; r++)
+            if (c->iterations[r] < 0 || !(c->position_error[r] >= 0.0) || !(c->orientation_error[r] >= 0.0))
+                return fail(c, "qik_run_method", "returned negative iterations or errors", status);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || argc > 4) {
+        fprintf(stderr, "usage: fuzz_kernel SEED CASES [FIRST]\n");
+        return 2;
+    }
+    seed = strtoull(argv[1], NULL, 0);
+    int64_t cases = strtoll(argv[2], NULL, 0), first = argc == 4 ? strtoll(argv[3], NULL, 0) : 0;
+    if (cases < 0 || first < 0) {
+        fprintf(stderr, "fuzz_kernel: CASES and FIRST must not be negative\n");
+        return 2;
+    }
+    if (qik_interface_version() != QIK_INTERFACE_VERSION) {
+        fprintf(stderr, "fuzz_kernel: qik_interface_version() is %d, qik.h says %d\n", qik_interface_version(),
+                QIK_INTERFACE_VERSION);
+        return 1;
+    }
+    ON_SANITIZER_REPORT(report_case);
+    int64_t hostile_cases = 0;
+    for (case_index = first; case_index < first + cases; case_index++) {
+        rng_t rng = {seed};
+        rng.state = next_u64(&rng) ^ (uint64_t)case_index * 0xD1B54A32D192ED03u;
+        int hostile = chance(&rng, 0.5);
+        int32_t n = 1 + below(&rng, MAX_BONES);
+        int64_t rows = 1 + below(&rng, MAX_ROWS);
+        if (hostile && chance(&rng, 0.04))
+            n = chance(&rng, 0.5) ? 0 : hostile_int32(&rng) < 0 ? -1 : INT32_MIN;
+        if (hostile && chance(&rng, 0.04))
+            rows = chance(&rng, 0.5) ? 0 : chance(&rng, 0.5) ? -1 : INT64_MIN;
+
+        fuzz_case c;
+        memset(&c, 0, sizeof c);
+        make_valid_case(&rng, &c, n, rows);
+        c.hostile = hostile;
+        if (hostile) {
+            break_case(&rng, &c);
+            hostile_cases++;
+        }
+        int failed = run_case(&c);
+        free_case(&c);
+        if (failed)
+            return 1;
+    }
+    printf("fuzz_kernel: seed %" PRIu64 ", cases %" PRId64 "..%" PRId64 " (%" PRId64 " hostile): all passed\n", seed,
+           first, first + cases - 1, hostile_cases);
+    /* How far the cases got: a hostile case refused at the door tests little. */
+    for (int hostile = 0; hostile < 2; hostile++)
+        printf("  qik_run_method on %s cases: %" PRId64 " QIK_OK, %" PRId64 " QIK_BAD_INPUT, %" PRId64
+               " QIK_NOT_FINITE\n",
+               hostile ? "hostile" : "valid", answers[hostile][QIK_OK], answers[hostile][QIK_BAD_INPUT],
+               answers[hostile][QIK_NOT_FINITE]);
+    return 0;
+}

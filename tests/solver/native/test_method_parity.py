@@ -1,0 +1,107 @@
+"""The kernel's methods against the numpy reference: the same verdicts, limits, errors and poses.
+
+Iterative solvers amplify rounding only where the path branches (a joint meeting a limit a
+hair earlier, a tie between two windows, a step accepted by a last bit), so poses are compared
+where both paths met the goal the same way and their poses agree, and the rest are counted
+and must stay rare.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from random_chains import random_chain, random_goals
+
+from quat_ik_addon.solver import reference_chains
+from quat_ik_addon.solver.ccd import goal_errors, initial_poses
+from quat_ik_addon.solver.native import library
+from quat_ik_addon.solver.settings import METHODS, SWEEP_ORDERS, SolveSettings
+from quat_ik_addon.solver.solve import run_method
+
+LIMIT_SLACK = 1e-9  # radians: both paths keep every limit to this
+POSE_MATCH = 1e-9  # the largest quaternion component difference counted as the same pose
+ERROR_MATCH = 1e-12  # the kernel's reported errors against numpy's forward kinematics of its poses
+# Problems whose two answers part ways (branch choices by rounding): at most this share.
+PARTED_SHARE = 0.05
+
+
+def _both(chain, goals, starts, settings, preferred=None):
+    """run_method on both paths from the same starts."""
+    native = run_method(chain, goals, starts.copy(), settings, preferred)
+    with library.numpy_only():
+        numpy_answer = run_method(chain, goals, starts.copy(), settings, preferred)
+    return native, numpy_answer
+
+
+def _compare(chain, goals, settings, native, reference) -> tuple[int, list[str]]:
+    """Checks every row; returns how many rows parted ways and why (for the message)."""
+    poses, iterations, (position, orientation, effector) = native
+    ref_poses, _, (ref_position, ref_orientation, _) = reference
+    assert np.all(np.isfinite(poses)) and np.all(iterations >= 0)
+    with library.numpy_only():  # measured by the reference
+        assert np.max(chain.limit_violation(poses), initial=0.0) <= LIMIT_SLACK
+        assert np.max(chain.limit_violation(ref_poses), initial=0.0) <= LIMIT_SLACK
+        measured_position, measured_orientation, measured_effector = goal_errors(chain, goals, poses)
+    assert np.allclose(position, measured_position, rtol=0, atol=ERROR_MATCH * max(chain.reach, 1.0))
+    assert np.allclose(orientation, measured_orientation, rtol=0, atol=ERROR_MATCH * 10)
+    assert np.allclose(effector, measured_effector, rtol=0, atol=ERROR_MATCH * max(chain.reach, 1.0))
+    tolerance = settings.absolute_tolerance(chain.reach)
+    met = settings.reached(position, orientation, tolerance, chain.reach)
+    ref_met = settings.reached(ref_position, ref_orientation, tolerance, chain.reach)
+    same_pose = np.max(np.abs(np.abs(np.einsum("rbi,rbi->rb", poses, ref_poses)) - 1.0), axis=1) <= POSE_MATCH
+    parted = (met != ref_met) | ~same_pose
+    reasons = [
+        f"row {row}: met {met[row]} / numpy {ref_met[row]}, errors {position[row]:.3g} / {ref_position[row]:.3g}"
+        for row in np.nonzero(parted)[0][:5]
+    ]
+    return int(np.count_nonzero(parted)), reasons
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("order", SWEEP_ORDERS)
+@pytest.mark.parametrize("name", ["arm3", "chain10", "chain30"])
+def test_reference_chains_match_numpy(kernel, name, method, order):
+    rng = np.random.default_rng(7)
+    chain = reference_chains.REFERENCE_CHAINS[name]()
+    count = 60
+    goals = random_goals(rng, chain, count)
+    starts = initial_poses(chain, chain.random_poses(rng, count), count)
+    settings = SolveSettings(method=method, order=order, max_iterations=60)
+    native, reference = _both(chain, goals, starts, settings)
+    parted, reasons = _compare(chain, goals, settings, native, reference)
+    assert parted <= PARTED_SHARE * count, f"{parted} of {count} rows parted ways: {reasons}"
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_pull_towards_preferred_poses_matches_numpy(kernel, method):
+    rng = np.random.default_rng(11)
+    chain = reference_chains.limited_chain(8)
+    count = 40
+    goals = random_goals(rng, chain, count)
+    starts = initial_poses(chain, chain.random_poses(rng, count), count)
+    preferred = chain.random_poses(rng, count)
+    settings = SolveSettings(method=method, rest_pull=0.3, max_iterations=40)
+    native, reference = _both(chain, goals, starts, settings, preferred)
+    parted, reasons = _compare(chain, goals, settings, native, reference)
+    assert parted <= PARTED_SHARE * count, f"{parted} of {count} rows parted ways: {reasons}"
+
+
+def test_ten_thousand_random_problems_match_numpy(kernel):
+    """100 random chains of 1-30 bones (every limit shape, stiffness, twist references, both
+    clamp modes, offsets off the bone axis), 100 goals each: reachable, out of reach, with
+    orientations and directions; every method in turn."""
+    rng = np.random.default_rng(20261128)
+    parted_total, problems, reasons = 0, 0, []
+    for index in range(100):
+        chain = random_chain(rng, int(rng.integers(1, 31)))
+        goals = random_goals(rng, chain, 100)
+        starts = initial_poses(chain, chain.random_poses(rng, 100), 100)
+        method = METHODS[index % len(METHODS)]
+        settings = SolveSettings(method=method, max_iterations=30, order=SWEEP_ORDERS[index % 2])
+        native, reference = _both(chain, goals, starts, settings)
+        parted, why = _compare(chain, goals, settings, native, reference)
+        parted_total += parted
+        problems += goals.count
+        reasons += [f"chain {index} ({chain.n_bones} bones, {method}) {line}" for line in why[:1]]
+    assert problems == 10_000
+    assert parted_total <= PARTED_SHARE * problems, f"{parted_total} of {problems} parted ways: {reasons[:10]}"
