@@ -20,6 +20,7 @@ from . import quaternion as quat
 from .chain import Chain
 from .goals import Goals
 from .limits import BallJoint, FreeJoint
+from .native import kernel_calls
 
 Array = NDArray[np.float64]
 # Offsets and aim axes this close to the bone's axis (sine of the angle off it) do not turn
@@ -50,6 +51,12 @@ def within_tip_twist_range(chain: Chain, rotations: Array) -> Array:
     kept = rotations.copy()
     kept[:, -1] = limit.twist_clamped(rotations[:, -1])
     return kept
+
+
+def carry_tip_twist_within_range(chain: Chain, rotations: Array, starts: Array) -> Array:
+    """``carry_tip_twist`` then ``within_tip_twist_range`` (on the native kernel where it runs)."""
+    carried = kernel_calls.carry_tip_twist(chain, rotations, starts)
+    return within_tip_twist_range(chain, carry_tip_twist(rotations, starts)) if carried is None else carried
 
 
 def carry_tip_twist(rotations: Array, starts: Array) -> Array:

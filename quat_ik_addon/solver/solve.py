@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -11,7 +12,7 @@ from . import quaternion as quat
 from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised, run_ccd
 from .chain import Chain
 from .dls import run_dls
-from .free_twist import carry_tip_twist, tip_twist_is_unseen, within_tip_twist_range
+from .free_twist import carry_tip_twist_within_range, tip_twist_is_unseen
 from .goals import Goals
 from .native import kernel_calls
 from .settings import SolveResult, SolveSettings
@@ -26,6 +27,7 @@ FINISH_STALL_SWEEPS = 3  # ... and this many slow sweeps in a row end it
 FINISH_SWEEPS = 8  # ... and when restarts follow, at most this many sweeps in all
 
 
+@functools.lru_cache(maxsize=64)  # settings are frozen and hashable; a replace costs ~10 µs a solve
 def _finishing(settings: SolveSettings) -> SolveSettings:
     """CCD after DLS stops sooner: a goal it can finish it gains on fast, while on a goal out
     of reach it creeps towards the closest miss by fractions of a percent a sweep for all the
@@ -225,8 +227,7 @@ def solve(
     # preferred pose keeps its own pull): without, it lands wherever the solve's path left it,
     # which the last bit of a sum could change (Blender 3.4: 4-34° on a replayed Per Frame frame).
     if (preferred is None or settings.rest_pull == 0.0) and tip_twist_is_unseen(chain, goals):
-        carried = within_tip_twist_range(chain, carry_tip_twist(result.rotations, rotations))
-        result = replace(result, rotations=carried)
+        result = replace(result, rotations=carry_tip_twist_within_range(chain, result.rotations, rotations))
     return result
 
 

@@ -134,6 +134,7 @@ FUNCTIONS = (
             _array,  # effector
         ),
     ),
+    ("qik_carry_tip_twist", ctypes.c_int32, (ctypes.POINTER(ChainStruct), ctypes.c_int64, _array, _array)),
 )
 
 

@@ -54,8 +54,11 @@ def clamp(chain, rotations) -> Array | None:
     """``chain.clamp_to_limits`` on the kernel: (..., n, 4) rotations inside every limit, or
     None where the kernel does not run this chain or met a non-finite value."""
     kernel = kernel_for(chain)
-    if kernel is None:
-        return None
+    return None if kernel is None else clamp_with(kernel, chain, rotations)
+
+
+def clamp_with(kernel: ctypes.CDLL, chain, rotations) -> Array | None:
+    """``clamp`` on the given kernel."""
     clamped = np.array(rotations, dtype=np.float64, order="C", copy=True)
     if clamped.ndim < 2 or clamped.shape[-2:] != (chain.n_bones, 4):
         return None
@@ -142,3 +145,18 @@ def run_method(
     if status != abi.OK:
         return None
     return poses, iterations, (position_error, orientation_error, effector)
+
+
+def carry_tip_twist(chain, rotations: Array, starts: Array) -> Array | None:
+    """``free_twist``'s carry and twist range for the tip on the kernel: (N, n, 4), or None."""
+    kernel = kernel_for(chain)
+    if kernel is None:
+        return None
+    carried = np.array(rotations, dtype=np.float64, order="C", copy=True)
+    starts = np.ascontiguousarray(starts, dtype=np.float64)
+    if carried.shape != starts.shape or carried.ndim != 3:
+        return None
+    status = kernel.qik_carry_tip_twist(
+        pack_chain(chain).pointer, len(carried), carried.ctypes.data, starts.ctypes.data
+    )
+    return carried if status == abi.OK else None

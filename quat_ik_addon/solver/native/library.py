@@ -150,7 +150,9 @@ def _self_check(library: ctypes.CDLL) -> str | None:
     Returns None when every answer agrees, else a one-line reason (``load()`` then uses numpy).
     Runs once per ``load()`` decision, after the library passed every other check.
     """
-    return None
+    from .self_check import check
+
+    return check(library)
 
 
 def _numpy(reason: str, path: Path | None = None, version: int | None = None) -> NativeStatus:

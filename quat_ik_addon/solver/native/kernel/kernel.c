@@ -1,6 +1,7 @@
 /* The kernel's solve entry point (qik.h): solve.run_method one row at a time. */
 #include <stdlib.h>
 
+#include "limits.h"
 #include "qik_math.h"
 #include "solve.h"
 
@@ -102,4 +103,23 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
     }
     free(scratch);
     return status;
+}
+
+QIK_EXPORT int32_t qik_carry_tip_twist(const qik_chain *chain, int64_t rows, double *rotations, const double *starts)
+{
+    if (!qik_chain_is_valid(chain) || rows < 0 || (rows > 0 && (rotations == NULL || starts == NULL)))
+        return QIK_BAD_INPUT;
+    int32_t n = chain->n_bones, tip = n - 1;
+    for (int64_t row = 0; row < rows; row++) {
+        double *q = rotations + 4 * (n * row + tip);
+        const double *start = starts + 4 * (n * row + tip);
+        double from[3], to[3], turn[4];
+        qik_rotate_y_axis(start, from);
+        qik_rotate_y_axis(q, to);
+        qik_rotation_between(from, to, turn);
+        qik_mul(turn, start, q);
+        qik_canonical(q);
+        qik_twist_clamp_joint(chain, tip, q);
+    }
+    return QIK_OK;
 }

@@ -559,6 +559,18 @@ static void ball_clamp(const qik_chain *chain, const qik_joint *joint, double q[
 }
 
 /* BallJoint.violation: the swing angle outside the windows plus the twist outside its range. */
+/* BallJoint.twist_clamped: the twist brought into its range, the direction kept exactly. */
+void qik_twist_clamp_joint(const qik_chain *chain, int32_t bone, double q[4])
+{
+    const qik_joint *joint = chain->joints + bone;
+    if (joint->kind != QIK_BALL || !ball_has_twist_range(joint) || range_is_full_circle(joint_range(joint)))
+        return;
+    double direction[3];
+    double twist = ball_split(joint, q, direction);
+    if (!range_contains(joint_range(joint), twist, 0.0))
+        ball_join(joint, direction, range_clamp(joint_range(joint), twist), q);
+}
+
 static double ball_violation(const qik_chain *chain, const qik_joint *joint, const double q[4])
 {
     double unit[4], direction[3];

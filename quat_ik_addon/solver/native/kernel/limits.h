@@ -8,6 +8,10 @@
  * limit, as the numpy joint's clamp answers (a free joint only normalises). */
 void qik_clamp_joint(const qik_chain *chain, int32_t bone, double q[4]);
 
+/* BallJoint.twist_clamped for a ball joint with a twist range: q's twist brought into the range,
+ * its direction kept exactly; any other joint's q is left as it is. */
+void qik_twist_clamp_joint(const qik_chain *chain, int32_t bone, double q[4]);
+
 /* limit.violation: radians outside the joint's limit. */
 double qik_joint_violation(const qik_chain *chain, int32_t bone, const double q[4]);
 

@@ -138,4 +138,10 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
                                   int64_t rows, double *rotations, const double *preferred, int64_t *iterations,
                                   double *position_error, double *orientation_error, double *effector);
 
+/* free_twist.carry_tip_twist then within_tip_twist_range: each row's tip (rotations (rows, n, 4),
+ * in place) turned from its start (starts (rows, n, 4)) along the shortest arc to where it
+ * points now (Blow 2002's simple rotation), w >= 0, then its twist brought into a ball joint's
+ * twist range, the direction kept. */
+QIK_EXPORT int32_t qik_carry_tip_twist(const qik_chain *chain, int64_t rows, double *rotations, const double *starts);
+
 #endif
