@@ -13,6 +13,9 @@ gets the same twist, brought back into the range where the turn took it out.
 
 from __future__ import annotations
 
+import math
+import weakref
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -29,13 +32,22 @@ ON_AXIS = 1e-9
 
 
 def _on_bone_axis(vector: Array) -> bool:
-    return float(np.hypot(vector[0], vector[2])) <= ON_AXIS * max(float(np.linalg.norm(vector)), 1.0)
+    x, y, z = (float(value) for value in vector)  # three floats: math, not numpy calls
+    return math.hypot(x, z) <= ON_AXIS * max(math.sqrt(x * x + y * y + z * z), 1.0)
+
+
+# Per chain object (chains are immutable): whether its tip may twist unseen by position goals.
+_tip_may_twist: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def tip_twist_is_unseen(chain: Chain, goals: Goals) -> bool:
     """True when the tip turns about its own axis freely, or within a twist range, and nothing
     the goals measure turns with it."""
-    if not isinstance(chain.limits[-1], (FreeJoint, BallJoint)) or not _on_bone_axis(chain.effector_offset):
+    may_twist = _tip_may_twist.get(chain)
+    if may_twist is None:
+        may_twist = isinstance(chain.limits[-1], (FreeJoint, BallJoint)) and _on_bone_axis(chain.effector_offset)
+        _tip_may_twist[chain] = may_twist
+    if not may_twist:
         return False
     if goals.orientations is not None:
         return False

@@ -11,6 +11,7 @@ joints aim, and it degrades gracefully when the pose cannot satisfy both.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +29,9 @@ MAX_COORDINATE = 1e100
 
 
 def _finite_rows(name: str, values: ArrayLike, width: int, count: int | None) -> Array:
+    small = _small_finite_row(values, width, count)
+    if small is not None:
+        return small
     if np.iscomplexobj(values):
         raise ValueError(f"{name} must be real numbers, not complex")
     values = np.asarray(values, dtype=float)
@@ -46,6 +50,20 @@ def _finite_rows(name: str, values: ArrayLike, width: int, count: int | None) ->
     if far.size:
         raise ValueError(f"{name} contain numbers beyond ±{MAX_COORDINATE:g} (rows {far[:10].tolist()})")
     return values
+
+
+def _small_finite_row(values: ArrayLike, width: int, count: int | None) -> Array | None:
+    """One row of ``width`` real, finite numbers within ±MAX_COORDINATE as (1, width), checked
+    in plain Python (a Live update's goal: numpy's checks cost more than the solve); None for
+    anything else, which the full checks then take."""
+    if count not in (None, 1) or not isinstance(values, np.ndarray) or values.dtype != np.float64:
+        return None
+    if values.shape not in ((width,), (1, width)):
+        return None
+    numbers = values.ravel().tolist()
+    if not all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in numbers):
+        return None  # the full checks say what is wrong
+    return values.reshape(1, width)
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,12 +101,14 @@ class Goals:
                 raise ValueError("target directions contain a zero vector")
             object.__setattr__(self, "directions", directions / lengths)
         aim_axis = np.asarray(self.aim_axis, dtype=float).reshape(3)
-        if not (np.all(np.isfinite(aim_axis)) and np.linalg.norm(aim_axis) > 1e-12):
+        x, y, z = aim_axis.tolist()  # three floats: checked with math, not a dozen numpy calls
+        length = math.sqrt(x * x + y * y + z * z) if all(map(math.isfinite, (x, y, z))) else math.nan
+        if not length > 1e-12:
             raise ValueError(f"the aim axis must be a finite, nonzero vector, not {aim_axis.tolist()}")
-        object.__setattr__(self, "aim_axis", aim_axis / np.linalg.norm(aim_axis))
+        object.__setattr__(self, "aim_axis", aim_axis / length)
         for name in ("position_weight", "orientation_weight"):
             weight = getattr(self, name)
-            if not (np.isfinite(weight) and weight >= 0.0):
+            if not (math.isfinite(weight) and weight >= 0.0):
                 raise ValueError(f"{name} must be a finite number >= 0, not {weight}")
 
     @classmethod

@@ -217,16 +217,29 @@ def solve(
     goals = Goals.of(targets)
     if start_rotations is None and learned_starts is not None:
         start_rotations = learned_starts.starts_for(goals.positions)
-    rotations = initial_poses(chain, start_rotations, goals.count)
     preferred = None if preferred_rotations is None else initial_poses(chain, preferred_rotations, goals.count)
     reference = (
         None if reference_rotations is None else initial_poses(chain, reference_rotations, goals.count, clamp=False)
     )
-    result = solve_from(chain, goals, rotations, reference=reference, preferred=preferred, settings=settings)
     # A tip twist the goals do not see turns only as far as its swing did, within its range (a
     # preferred pose keeps its own pull): without, it lands wherever the solve's path left it,
     # which the last bit of a sum could change (Blender 3.4: 4-34° on a replayed Per Frame frame).
-    if (preferred is None or settings.rest_pull == 0.0) and tip_twist_is_unseen(chain, goals):
+    carry = (preferred is None or settings.rest_pull == 0.0) and tip_twist_is_unseen(chain, goals)
+    kernel = kernel_calls.kernel_for(chain, settings)
+    if kernel is not None:  # everything short of the restarts in one crossing
+        starts = initial_poses(chain, start_rotations, goals.count, clamp=False)
+        solved = kernel_calls.solve(kernel, chain, goals, starts, settings, _finishing(settings), preferred, carry)
+        if solved is not None:
+            rotations, poses, iterations, measured = solved
+            restarts = _restart(chain, goals, poses, iterations, settings, reference, preferred, measured)
+            if not restarts.any():
+                return finish_result(chain, goals, poses, iterations, settings, restarts, measured)
+            if carry:  # the poses restarts replaced
+                poses = carry_tip_twist_within_range(chain, poses, rotations)
+            return finish_result(chain, goals, poses, iterations, settings, restarts)
+    rotations = initial_poses(chain, start_rotations, goals.count)
+    result = solve_from(chain, goals, rotations, reference=reference, preferred=preferred, settings=settings)
+    if carry:
         result = replace(result, rotations=carry_tip_twist_within_range(chain, result.rotations, rotations))
     return result
 

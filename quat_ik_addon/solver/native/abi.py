@@ -135,6 +135,24 @@ FUNCTIONS = (
         ),
     ),
     ("qik_carry_tip_twist", ctypes.c_int32, (ctypes.POINTER(ChainStruct), ctypes.c_int64, _array, _array)),
+    (
+        "qik_solve",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(ChainStruct),
+            ctypes.POINTER(GoalsStruct),
+            ctypes.POINTER(SettingsStruct),
+            ctypes.c_int64,
+            _array,  # starts, clamped in place
+            _array,  # rotations (out)
+            _array,  # preferred or None
+            ctypes.c_int32,  # carry the tip's twist
+            _array,  # iterations (int64)
+            _array,  # position error
+            _array,  # orientation error
+            _array,  # effector
+        ),
+    ),
 )
 
 

@@ -116,6 +116,39 @@ def _goals_struct(goals) -> tuple[abi.GoalsStruct, list[np.ndarray]]:
     return struct, [a for a in (positions, orientations, directions) if a is not None]
 
 
+def solve(
+    kernel: ctypes.CDLL, chain, goals, starts: Array, settings, finishing, preferred: Array | None, carry: bool
+) -> tuple[Array, Array, NDArray[np.int64], tuple[Array, Array, Array]] | None:
+    """``solve.solve`` short of its restarts in one crossing (``qik_solve``): the starts clamped,
+    the method run, the answers unit with w ≥ 0, and with ``carry`` the tip's unseen twist
+    carried from its start. Returns (clamped starts, poses, iterations, (position error,
+    orientation error, effector)), or None where a row did not finish (run numpy instead)."""
+    count, n = len(starts), chain.n_bones
+    starts = np.array(starts, dtype=np.float64, order="C", copy=True)
+    poses = np.empty((count, n, 4))
+    preferred = None if preferred is None or settings.rest_pull == 0.0 else _contiguous(preferred, (count, n, 4))
+    iterations = np.empty(count, dtype=np.int64)
+    position_error, orientation_error, effector = np.empty(count), np.empty(count), np.empty((count, 3))
+    goals_struct, _kept_alive = _goals_struct(goals)
+    status = kernel.qik_solve(
+        pack_chain(chain).pointer,
+        ctypes.byref(goals_struct),
+        ctypes.byref(_settings_struct(settings, finishing, chain.reach)),
+        count,
+        starts.ctypes.data,
+        poses.ctypes.data,
+        _address(preferred),
+        int(carry),
+        iterations.ctypes.data,
+        position_error.ctypes.data,
+        orientation_error.ctypes.data,
+        effector.ctypes.data,
+    )
+    if status != abi.OK:
+        return None
+    return starts, poses, iterations, (position_error, orientation_error, effector)
+
+
 def run_method(
     kernel: ctypes.CDLL, chain, goals, rotations: Array, settings, finishing, preferred: Array | None
 ) -> tuple[Array, NDArray[np.int64], tuple[Array, Array, Array]] | None:

@@ -34,6 +34,18 @@ static int all_finite(const double *values, int64_t count)
     return 1;
 }
 
+static qik_row_goal row_goal(const qik_goals *goals, int64_t row)
+{
+    qik_row_goal goal = {goals->kind,
+                         goals->positions + 3 * row,
+                         goals->kind == QIK_ORIENTATION ? goals->orientations + 4 * row : NULL,
+                         goals->kind == QIK_DIRECTION ? goals->directions + 3 * row : NULL,
+                         goals->aim_axis,
+                         goals->position_weight,
+                         goals->orientation_weight};
+    return goal;
+}
+
 /* solve.run_method for one row; returns the iterations, sets the measured errors. */
 static int64_t run_row(const qik_chain *chain, const qik_row_goal *goal, const qik_settings *settings, double *q,
                        const double *preferred, double *scratch, double *position_error, double *orientation_error,
@@ -84,13 +96,7 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
     double *start = scratch + qik_workspace_doubles(n);
     int32_t status = QIK_OK;
     for (int64_t row = 0; row < rows; row++) {
-        qik_row_goal goal = {goals->kind,
-                             goals->positions + 3 * row,
-                             goals->kind == QIK_ORIENTATION ? goals->orientations + 4 * row : NULL,
-                             goals->kind == QIK_DIRECTION ? goals->directions + 3 * row : NULL,
-                             goals->aim_axis,
-                             goals->position_weight,
-                             goals->orientation_weight};
+        qik_row_goal goal = row_goal(goals, row);
         double *q = rotations + 4 * n * row;
         memcpy(start, q, 4 * (size_t)n * sizeof(double));
         iterations[row] = run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
@@ -105,21 +111,77 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
     return status;
 }
 
+/* free_twist.carry_tip_twist and within_tip_twist_range for one row's pose q from its start. */
+static void carry_tip(const qik_chain *chain, double *q, const double *start)
+{
+    int32_t tip = chain->n_bones - 1;
+    double from[3], to[3], turn[4], *tip_q = q + 4 * tip;
+    qik_rotate_y_axis(start + 4 * tip, from);
+    qik_rotate_y_axis(tip_q, to);
+    qik_rotation_between(from, to, turn);
+    qik_mul(turn, start + 4 * tip, tip_q);
+    qik_canonical(tip_q);
+    qik_twist_clamp_joint(chain, tip, tip_q);
+}
+
 QIK_EXPORT int32_t qik_carry_tip_twist(const qik_chain *chain, int64_t rows, double *rotations, const double *starts)
 {
     if (!qik_chain_is_valid(chain) || rows < 0 || (rows > 0 && (rotations == NULL || starts == NULL)))
         return QIK_BAD_INPUT;
-    int32_t n = chain->n_bones, tip = n - 1;
-    for (int64_t row = 0; row < rows; row++) {
-        double *q = rotations + 4 * (n * row + tip);
-        const double *start = starts + 4 * (n * row + tip);
-        double from[3], to[3], turn[4];
-        qik_rotate_y_axis(start, from);
-        qik_rotate_y_axis(q, to);
-        qik_rotation_between(from, to, turn);
-        qik_mul(turn, start, q);
-        qik_canonical(q);
-        qik_twist_clamp_joint(chain, tip, q);
-    }
+    int32_t n = chain->n_bones;
+    for (int64_t row = 0; row < rows; row++)
+        carry_tip(chain, rotations + 4 * n * row, starts + 4 * n * row);
     return QIK_OK;
+}
+
+#define UNIT_SLACK 1e-13 /* solve.UNIT_SLACK: |q|² this close to 1 is unit to rounding */
+
+/* solve._restarted_result's finish: unit poses only get w >= 0 (their measure stands); others
+ * are normalised and measured again. Returns whether it measured again. */
+static int finish_row(const qik_chain *chain, const qik_row_goal *goal, double *q, double *scratch,
+                      double *position_error, double *orientation_error, double effector[3])
+{
+    int unit = 1;
+    for (int32_t i = 0; i < chain->n_bones; i++)
+        unit = unit && fabs(qik_dot4(q + 4 * i, q + 4 * i) - 1.0) <= UNIT_SLACK;
+    for (int32_t i = 0; i < chain->n_bones; i++) {
+        if (!unit)
+            qik_normalize(q + 4 * i);
+        qik_canonical(q + 4 * i);
+    }
+    if (!unit)
+        qik_goal_errors(chain, goal, q, scratch, position_error, orientation_error, effector);
+    return !unit;
+}
+
+QIK_EXPORT int32_t qik_solve(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings, int64_t rows,
+                             double *starts, double *rotations, const double *preferred, int32_t carry_tip_twist,
+                             int64_t *iterations, double *position_error, double *orientation_error, double *effector)
+{
+    if (!qik_chain_is_valid(chain) || !goals_are_valid(goals) || !settings_are_valid(settings) || rows < 0 ||
+        (rows > 0 && (starts == NULL || rotations == NULL || iterations == NULL || position_error == NULL ||
+                      orientation_error == NULL || effector == NULL)))
+        return QIK_BAD_INPUT;
+    int32_t n = chain->n_bones;
+    double *scratch = malloc((size_t)qik_workspace_doubles(n) * sizeof(double));
+    if (scratch == NULL)
+        return QIK_BAD_INPUT;
+    int32_t status = QIK_OK;
+    for (int64_t row = 0; row < rows; row++) {
+        qik_row_goal goal = row_goal(goals, row);
+        double *start = starts + 4 * n * row, *q = rotations + 4 * n * row;
+        for (int32_t i = 0; i < n; i++)
+            qik_clamp_joint(chain, i, start + 4 * i);
+        memcpy(q, start, 4 * (size_t)n * sizeof(double));
+        iterations[row] = run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
+                                  scratch, position_error + row, orientation_error + row, effector + 3 * row);
+        finish_row(chain, &goal, q, scratch, position_error + row, orientation_error + row, effector + 3 * row);
+        if (carry_tip_twist)
+            carry_tip(chain, q, start);
+        if (!all_finite(q, 4 * (int64_t)n) || !isfinite(position_error[row]) || !isfinite(orientation_error[row]) ||
+            !all_finite(effector + 3 * row, 3) || !all_finite(start, 4 * (int64_t)n))
+            status = QIK_NOT_FINITE; /* the caller runs numpy on the whole batch */
+    }
+    free(scratch);
+    return status;
 }

@@ -144,4 +144,13 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
  * twist range, the direction kept. */
 QIK_EXPORT int32_t qik_carry_tip_twist(const qik_chain *chain, int64_t rows, double *rotations, const double *starts);
 
+/* solve.solve's common case in one call: each row's start (starts (rows, n, 4), in place) brought
+ * inside the limits, the method run from it into ``rotations`` (rows, n, 4), the answer made unit
+ * with w >= 0 (solve._restarted_result's finish, measured again where normalising moved it),
+ * and with ``carry_tip_twist`` the tip's unseen twist carried from its start (qik_carry_tip_twist).
+ * Restarts stay with the caller. Outputs as qik_run_method's. */
+QIK_EXPORT int32_t qik_solve(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings, int64_t rows,
+                             double *starts, double *rotations, const double *preferred, int32_t carry_tip_twist,
+                             int64_t *iterations, double *position_error, double *orientation_error, double *effector);
+
 #endif
