@@ -27,7 +27,8 @@ A bake under ``REPEAT_UNDER`` seconds runs ``REPEATS`` times and the fastest cou
 solvers alike (single timings of a 30 ms bake vary by 10-20% from run to run here).
 A case whose predicted time exceeds ``--budget`` seconds is not run but extrapolated from the
 largest measured frame count (labelled "extrapolated"); a 25-frame pilot bake per chain length
-seeds the prediction. Results: bench/results/blender.json
+seeds the prediction. The solver path Quat IK took in this bpy session (the native kernel, or
+numpy and why: ``library.load()``) is printed first and recorded. Results: bench/results/blender.json
 and .md. Run: ``.venv/bin/python bench/bench_blender.py [--quick]``.
 """
 
@@ -414,6 +415,8 @@ def markdown(results: dict) -> str:
         "# Quat IK vs Blender IK",
         "",
         f"Blender {results['blender']} (bpy module), Python {results['python']}, {results['machine']}.",
+        "",
+        f"Solver path: {results['solver_path']}.",
         f"Chains of 3, 10 and 30 bones (total length {CHAIN_LENGTH}), same limits for both "
         "(elliptic swing cone 50° × 35°, twist ±30°), target path looping every "
         f"{LOOP_FRAMES} frames; Quat IK tolerance {QUAT_IK_TOLERANCE}. Errors in Blender units, angles in degrees. "
@@ -530,12 +533,18 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=60.0, help="seconds a single bake may be predicted to take")
     args = parser.parse_args()
     quat_ik_addon.register()
+    from quat_ik_addon.solver.native import library
+
+    # Quat IK solves in this process: the path its solves take here, as the add-on decided it.
+    solver_path = library.load()[1].describe()
+    print(f"solver path: {solver_path}", flush=True)
     bones = (3, 10) if args.quick else BONE_COUNTS
     frames = FRAME_COUNTS[:2] if args.quick else FRAME_COUNTS
     results = {
         "blender": bpy.app.version_string,
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+        "solver_path": solver_path,
         "cases": [],
     }
     for n_bones in bones:
@@ -549,6 +558,9 @@ def main() -> None:
             results["cases"].append(run_case(n_bones, n_frames, budget=args.budget, last=last))
     results["character_live"] = character_live()
     results["character_playback"] = character_playback()
+    at_end = library.load()[1].describe()  # decided once per process: a change is news
+    if at_end != solver_path:
+        results["solver_path"] += f" at the start, {at_end} at the end"
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "blender.json").write_text(json.dumps(results, indent=2) + "\n")
     table = markdown(results)

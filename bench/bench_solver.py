@@ -5,11 +5,14 @@ Run by hand from the repository root (never in CI; nothing here asserts a time):
     .venv/bin/python bench/bench_solver.py                 # every section, about 6 minutes
     .venv/bin/python bench/bench_solver.py --quick         # smoke run of every section, small N
     .venv/bin/python bench/bench_solver.py --only latency,blender
+    .venv/bin/python bench/bench_solver.py --kernel numpy --only latency,batched
 
-Sections: ``latency`` (one target at a time), ``batched`` (throughput, also with learned
-start poses), ``blender`` (Blender's IK on the same targets, in a bpy subprocess) and
-``sequence`` (a smooth target path: joint jumps per frame). Prints one table per section
-and a goals table, and writes ``solver.json`` and ``solver.md`` (default: bench/results/).
+Sections: ``latency`` (one target at a time, Blender's IK one target at a time beside it),
+``batched`` (throughput, also with learned start poses), ``blender`` (Blender's IK on the same
+targets, in a bpy subprocess) and ``sequence`` (a smooth target path: joint jumps per frame).
+Prints the solver path that ran (the native kernel or numpy), one table per section and a
+goals table, and writes ``solver.json`` and ``solver.md`` (default: bench/results/;
+``solver_numpy.*`` with ``--kernel numpy``, which runs everything on the numpy reference).
 bench/README.md says what every figure means.
 """
 
@@ -22,6 +25,7 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import datetime  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
@@ -41,14 +45,18 @@ REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO))
 
 from quat_ik_addon.solver import quaternion as quat  # noqa: E402
+from quat_ik_addon.solver.ccd import initial_poses  # noqa: E402
 from quat_ik_addon.solver.chain import Chain  # noqa: E402
+from quat_ik_addon.solver.goals import Goals  # noqa: E402
 from quat_ik_addon.solver.learned_starts import learn_start_poses  # noqa: E402
 from quat_ik_addon.solver.limits import BallJoint, FixedJoint, FreeJoint, HingeJoint  # noqa: E402
+from quat_ik_addon.solver.native import library  # noqa: E402
+from quat_ik_addon.solver.native.packing import unsupported_reason  # noqa: E402
 from quat_ik_addon.solver.reach_windows import ConeWindow  # noqa: E402
 from quat_ik_addon.solver.reference_chains import REFERENCE_CHAINS  # noqa: E402
 from quat_ik_addon.solver.sequence import solve_sequence  # noqa: E402
 from quat_ik_addon.solver.settings import SolveSettings  # noqa: E402
-from quat_ik_addon.solver.solve import pose_distance, solve  # noqa: E402
+from quat_ik_addon.solver.solve import pose_distance, run_method, solve  # noqa: E402
 from quat_ik_addon.solver.window_shapes import window_rim  # noqa: E402
 
 CHAINS = ("arm3", "chain10", "chain30")
@@ -60,7 +68,18 @@ TOLERANCE = 1e-6  # × chain reach: the success criterion (the solver's default 
 LOOSE_TOLERANCE = 1e-3  # × reach: Blender's solver stops once its angle update is below 1e-3
 WARM_PERTURBATION = 0.05  # radians: the random turn of every joint for a warm start
 STUCK_STRAIGHT = np.radians(1.0)  # an elbow bent less than this after a miss is "stuck straight"
-GOALS = {"arm3_warm_ms": 0.5, "arm3_per_second": 100_000, "chain10_per_second": 10_000}
+LATENCY_RESTARTS = 3  # the cold-with-restarts latency case: SolveSettings(restarts=3) from rest
+KERNELS = ("auto", "numpy")  # --kernel: "numpy" runs everything inside library.numpy_only()
+# Issue 33. "*_x_blender": our median time per solve at most this many times Blender's (its
+# Standard IK one target at a time, same targets and starts, same run).
+GOALS = {
+    "arm3_warm_x_blender": 0.4,
+    "arm3_cold_restarts_x_blender": 1.0,
+    "chain30_warm_x_blender": 1.0,
+    "arm3_per_second": 300_000,
+    "chain10_per_second": 50_000,
+    "arm3_ccd_warm_ms": 0.05,
+}
 
 
 @dataclass(frozen=True)
@@ -202,18 +221,43 @@ def timed(run: Callable[[], object]) -> tuple[object, float]:
 # ---------------------------------------------------------------- 1. single-target latency
 
 
-def latency_case(chain: Chain, targets, starts, settings: SolveSettings, plan: Plan) -> dict:
+def solve_call(chain: Chain, target: np.ndarray, start, settings: SolveSettings) -> tuple[Callable, Callable]:
+    """The whole ``solve()`` call for one target: (timed run, answer's (rotations, iterations))."""
+
+    def run():
+        return solve(chain, target, start_rotations=start, settings=settings)
+
+    return run, lambda result: (result.rotations[0], result.iterations[0])
+
+
+def method_call(chain: Chain, target: np.ndarray, start, settings: SolveSettings) -> tuple[Callable, Callable]:
+    """The method alone (``solve.run_method``: the native kernel's one crossing, or the numpy
+    sweeps), without solve()'s start handling, tip twist and result: goals and the (1, n, 4)
+    start are made outside the timed part."""
+    goals, poses = Goals.of(target), initial_poses(chain, start, 1)
+
+    def run():
+        return run_method(chain, goals, poses.copy(), settings)  # numpy's sweeps write into the poses
+
+    return run, lambda answer: (answer[0][0], answer[1][0])
+
+
+CALLS = {"solve": solve_call, "run_method": method_call}
+
+
+def latency_case(chain: Chain, targets, starts, settings: SolveSettings, plan: Plan, call: str = "solve") -> dict:
     """One solve at a time (first one untimed, as a warm-up), until the count or the budget."""
-    solve(chain, targets[:1], start_rotations=None if starts is None else starts[0], settings=settings)
+    make_call = CALLS[call]
+    make_call(chain, targets[:1], None if starts is None else starts[0], settings)[0]()
     seconds, rotations, iterations = [], [], []
     begun = clock()
     for row in range(len(targets)):
-        target = targets[row : row + 1]
-        start = None if starts is None else starts[row]
-        result, elapsed = timed(lambda t=target, s=start: solve(chain, t, start_rotations=s, settings=settings))
+        run, answer = make_call(chain, targets[row : row + 1], None if starts is None else starts[row], settings)
+        result, elapsed = timed(run)
         seconds.append(elapsed)
-        rotations.append(result.rotations[0])
-        iterations.append(result.iterations[0])
+        pose, count = answer(result)
+        rotations.append(pose)
+        iterations.append(count)
         if clock() - begun > plan.latency_seconds:
             break
     count = len(seconds)
@@ -222,20 +266,55 @@ def latency_case(chain: Chain, targets, starts, settings: SolveSettings, plan: P
     return row | result_summary(chain, targets[:count], np.array(rotations), iterations)
 
 
+def latency_targets(chain: Chain, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """The latency section's targets and warm starts (Blender solves the same ones)."""
+    poses, targets = reachable_targets(chain, plan.latency_solves, "latency")
+    return targets, perturbed(chain, poses, WARM_PERTURBATION, rng_for("warm", chain.n_bones))
+
+
 def run_latency(plan: Plan) -> list[dict]:
     rows = []
+    progress = ("chain", "method", "call", "fast_paths", "restarts", "start", "n", "ms_p50", "success")
     for name in plan.chains:
         for fast_paths in (True, False):
             chain = make_chain(name, fast_paths=fast_paths)
-            poses, targets = reachable_targets(chain, plan.latency_solves, "latency")
-            warm = perturbed(chain, poses, WARM_PERTURBATION, rng_for("warm", chain.n_bones))
-            # Blow's fast paths only skip work inside BallJoint.clamp: measured without them for
-            # CCD, which clamps every joint of every sweep.
-            for method in METHODS if fast_paths else ("ccd",):
-                for start_name, starts in (("cold", None), ("warm", warm)):
-                    row = {"chain": name, "method": method, "fast_paths": fast_paths, "start": start_name}
-                    rows.append(row | latency_case(chain, targets, starts, SolveSettings(method=method), plan))
-                    print_progress(rows[-1], ("chain", "method", "fast_paths", "start", "n", "ms_p50", "success"))
+            targets, warm = latency_targets(chain, plan)
+            cases = [(method, "solve", 0, start) for method in METHODS for start in ("cold", "warm")]
+            if fast_paths:
+                # The default method from rest with restarts, and the quaternion CCD alone.
+                cases.append((SolveSettings().method, "solve", LATENCY_RESTARTS, "cold"))
+                cases += [("ccd", "run_method", 0, start) for start in ("cold", "warm")]
+            else:
+                # Blow's fast paths only skip work inside BallJoint.clamp: measured without them
+                # for CCD, which clamps every joint of every sweep.
+                cases = [case for case in cases if case[0] == "ccd"]
+            for method, call, restarts, start in cases:
+                row = {"chain": name, "method": method, "call": call, "fast_paths": fast_paths, "restarts": restarts}
+                row["start"] = start
+                settings = SolveSettings(method=method, restarts=restarts)
+                starts = warm if start == "warm" else None
+                rows.append(row | latency_case(chain, targets, starts, settings, plan, call))
+                print_progress(rows[-1], progress)
+    return rows
+
+
+def blender_latency_rows(plan: Plan, blender: dict) -> list[dict]:
+    """Blender's IK one target at a time on the latency targets, from rest and from the warm
+    starts (the time of one depsgraph update with the IK constraint, per solve)."""
+    rows = []
+    for name in plan.chains:
+        chain = make_chain(name)
+        targets, _ = latency_targets(chain, plan)
+        for start, set_name in (("cold", "latency"), ("warm", "latency_warm")):
+            ms = 1e3 * blender[f"{name}/{set_name}/seconds"]
+            local = local_rotations(chain, blender[f"{name}/{set_name}/bone_rotations"])
+            relative_error = np.linalg.norm(blender[f"{name}/{set_name}/tips"] - targets, axis=1) / chain.reach
+            row = {"chain": name, "method": "blender", "call": "update", "start": start, "n": len(ms)}
+            row |= {"ms_p50": float(np.median(ms)), "ms_p90": float(np.percentile(ms, 90))}
+            row |= error_summary(chain, relative_error)
+            row["violation_max"] = float(chain.limit_violation(local).max())  # of OUR limits
+            rows.append(row)
+            print_progress(rows[-1], ("chain", "method", "start", "n", "ms_p50", "success_1e-3"))
     return rows
 
 
@@ -380,18 +459,34 @@ def inside_blender_limits(joints: list[dict], rotations: np.ndarray, slack: floa
     return inside
 
 
-def run_blender_reference(chains: dict[str, dict[str, np.ndarray]], workdir: Path) -> dict:
-    """Blender's IK on every target set, in a fresh bpy process (bench/blender_ik_reference.py)."""
+def run_blender_reference(
+    chains: dict[str, dict[str, np.ndarray]], workdir: Path, starts: dict[str, dict[str, np.ndarray]] | None = None
+) -> dict:
+    """Blender's IK on every target set, in a fresh bpy process (bench/blender_ik_reference.py);
+    ``starts[chain][set]`` (N, n, 4): that set is solved from these poses instead of rest."""
     request = {"chains": []}
     for name, target_sets in chains.items():
         chain = make_chain(name)
-        paths = {}
+        paths, start_paths = {}, {}
         for set_name, targets in target_sets.items():
             paths[set_name] = str(workdir / f"{name}_{set_name}.npy")
             np.save(paths[set_name], targets)
+        for set_name, poses in (starts or {}).get(name, {}).items():
+            # Blender's bones are built straight along +Y with roll 0: its rest frames are ours
+            # only when our rest rotations are identity, and then a pose is rotation_quaternion.
+            if not np.allclose(chain.rest_rotations, quat.IDENTITY):
+                raise ValueError(f"{name}: start poses map to Blender only for a chain straight along +Y")
+            start_paths[set_name] = str(workdir / f"{name}_{set_name}_starts.npy")
+            np.save(start_paths[set_name], poses)
         joints = [blender_joint(limit) for limit in chain.limits]
         request["chains"].append(
-            {"name": name, "lengths": chain.lengths.tolist(), "joints": joints, "target_sets": paths}
+            {
+                "name": name,
+                "lengths": chain.lengths.tolist(),
+                "joints": joints,
+                "target_sets": paths,
+                "start_sets": start_paths,
+            }
         )
     request["clock"] = "cpu" if clock is CLOCKS["cpu"] else "wall"
     (workdir / "request.json").write_text(json.dumps(request, indent=1))
@@ -591,20 +686,56 @@ def plot_jumps(curves: dict, path: Path) -> str | None:
 
 
 def goal_rows(results: dict) -> list[dict]:
-    rows = []
-    warm = [r for r in results.get("latency", []) if r["chain"] == "arm3" and r["start"] == "warm" and r["fast_paths"]]
-    if warm:
-        best = min(warm, key=lambda r: r["ms_p50"])
+    """Issue 33's goals against this run's figures (Blender's from the same run)."""
+    latency = results.get("latency", [])
+
+    def ours(chain: str, *, start: str, call: str = "solve", restarts: int = 0) -> list[dict]:
+        return [
+            r
+            for r in latency
+            if r["chain"] == chain
+            and r["method"] != "blender"
+            and r["fast_paths"]
+            and r["call"] == call
+            and r["restarts"] == restarts
+            and r["start"] == start
+        ]
+
+    def blender(chain: str, start: str) -> dict | None:
+        return next(
+            (r for r in latency if r["chain"] == chain and r["method"] == "blender" and r["start"] == start), None
+        )
+
+    def warm_goal(chain: str, key: str) -> list[dict]:
+        warm = ours(chain, start="warm")
+        if not warm:
+            return []
+        # The fastest method whose answers meet 1e-6 × reach for 99% of the targets.
+        best = min([r for r in warm if r["success"] >= 0.99] or warm, key=lambda r: r["ms_p50"])
         default = next((r for r in warm if r["method"] == SolveSettings().method), best)
+        return [
+            versus_blender(
+                f"{chain} warm single solve, solve() call, median",
+                GOALS[key],
+                best,
+                blender(chain, "warm"),
+                f"best {best['method']} {best['ms_p50']:.3f} ms (success {best['success']:.1%}); "
+                f"default {default['method']} {default['ms_p50']:.3f} ms",
+            )
+        ]
+
+    rows = warm_goal("arm3", "arm3_warm_x_blender")
+    for row in ours("arm3", start="cold", restarts=LATENCY_RESTARTS):
         rows.append(
-            goal_row(
-                "arm3 warm-start single solve, median",
-                f"<= {GOALS['arm3_warm_ms']} ms",
-                best["ms_p50"] <= GOALS["arm3_warm_ms"],
-                f"best {best['method']} {best['ms_p50']:.2f} ms (success {best['success']:.1%}); "
-                f"default {default['method']} {default['ms_p50']:.2f} ms",
+            versus_blender(
+                f"arm3 cold single solve from rest, restarts={LATENCY_RESTARTS}, solve() call, median",
+                GOALS["arm3_cold_restarts_x_blender"],
+                row,
+                blender("arm3", "cold"),
+                f"{row['method']} r{LATENCY_RESTARTS} {row['ms_p50']:.3f} ms (success {row['success']:.1%})",
             )
         )
+    rows += warm_goal("chain30", "chain30_warm_x_blender")
     for chain, key in (("arm3", "arm3_per_second"), ("chain10", "chain10_per_second")):
         measured = [r for r in results.get("batched", []) if r["chain"] == chain and "per_second" in r]
         if not measured:
@@ -622,7 +753,32 @@ def goal_rows(results: dict) -> list[dict]:
                 f"{best['per_second']:,.0f} solves/s, success {best['success']:.1%}",
             )
         )
+    core = ours("arm3", start="warm", call="run_method")
+    if core:
+        row = core[0]
+        rows.append(
+            goal_row(
+                "arm3 warm quaternion CCD itself (run_method, one target), median",
+                f"<= {GOALS['arm3_ccd_warm_ms']} ms",
+                row["ms_p50"] <= GOALS["arm3_ccd_warm_ms"],
+                f"{row['ms_p50']:.4f} ms (success {row['success']:.1%}, {row['iterations']:.1f} sweeps)",
+            )
+        )
     return rows
+
+
+def versus_blender(goal: str, factor: float, row: dict, blender: dict | None, measured: str) -> dict:
+    """Our median per solve against ``factor`` × Blender's on the same targets and starts."""
+    if blender is None:
+        row = goal_row(goal, f"<= {factor:g} × Blender's per-solve median", False, measured + "; Blender not run")
+        return row | {"status": "not measured"}
+    ratio = row["ms_p50"] / blender["ms_p50"]
+    return goal_row(
+        goal,
+        f"<= {factor:g} × Blender's ({factor * blender['ms_p50']:.3f} ms)",
+        ratio <= factor,
+        f"{measured}; Blender {blender['start']} {blender['ms_p50']:.3f} ms; ratio {ratio:.2f}",
+    )
 
 
 def goal_row(goal: str, target: str, met: bool, measured: str) -> dict:
@@ -659,12 +815,15 @@ TABLES = {
     "latency": [
         "chain",
         "method",
+        "call",
         "fast_paths",
+        "restarts",
         "start",
         "n",
         "ms_p50",
         "ms_p90",
         "success",
+        "success_1e-3",
         "err_p99",
         "err_max",
         "violation_max",
@@ -733,7 +892,14 @@ TABLES = {
 
 
 def report_lines(results: dict) -> list[str]:
-    lines = [f"# quat-ik solver benchmark ({results['machine']['date']})", "", machine_line(results["machine"]), ""]
+    lines = [
+        f"# quat-ik solver benchmark ({results['machine']['date']})",
+        "",
+        f"Solver path: {results['machine']['solver_path']} (--kernel {results['kernel']})",
+        "",
+        machine_line(results["machine"]),
+        "",
+    ]
     for section, columns in TABLES.items():
         if results.get(section):
             lines += [f"## {section}", "", *table(results[section], columns), ""]
@@ -746,7 +912,20 @@ def print_progress(row: dict, keys: tuple[str, ...]) -> None:
     print("  " + "  ".join(f"{k}={cell(row[k])}" for k in keys if k in row), flush=True)
 
 
-def machine_info() -> dict:
+def solver_path(chains: Iterable[str]) -> str:
+    """The path solves take now: ``library.load()``'s line, and any benchmark chain the loaded
+    kernel does not run (its limits unknown to the kernel: numpy for that chain)."""
+    _, status = library.load()
+    line = status.describe()
+    if status.active:
+        for name in chains:
+            reason = unsupported_reason(make_chain(name))
+            if reason is not None:
+                line += f"; {name} on numpy ({reason})"
+    return line
+
+
+def machine_info(chains: Iterable[str]) -> dict:
     model = (
         next(
             (
@@ -772,20 +951,23 @@ def machine_info() -> dict:
         "platform": platform.platform(),
         "git_commit": commit + " (working tree may differ)",
         "solver_digest": solver_digest(),
+        "solver_path": solver_path(chains),
         "load_average_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 
 
 def solver_digest() -> str:
-    """A short hash of the solver's sources, to tie the figures to the code they measured."""
+    """A short hash of the solver's sources (the native kernel's C and binding included), to tie
+    the figures to the code they measured."""
     digest = hashlib.sha256()
-    for path in sorted((REPO / "quat_ik_addon" / "solver").glob("*.py")):
-        digest.update(path.name.encode() + path.read_bytes())
+    solver = REPO / "quat_ik_addon" / "solver"
+    for path in sorted([*solver.glob("*.py"), *solver.glob("native/*.py"), *solver.glob("native/kernel/*.[ch]")]):
+        digest.update(str(path.relative_to(solver)).encode() + path.read_bytes())
     return digest.hexdigest()[:12]
 
 
 def machine_line(machine: dict) -> str:
-    return ", ".join(f"{key}: {value}" for key, value in machine.items() if key != "date")
+    return ", ".join(f"{key}: {value}" for key, value in machine.items() if key not in ("date", "solver_path"))
 
 
 def to_json(value):
@@ -806,6 +988,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}")
     parser.add_argument("--out", type=Path, help="output folder (default bench/results, or bench/results/quick)")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="what a time is (default: CPU time)")
+    parser.add_argument(
+        "--kernel",
+        choices=KERNELS,
+        default="auto",
+        help="auto: the native kernel where it loads (else numpy); numpy: every solve on the numpy "
+        "reference (library.numpy_only()), results to solver_numpy.*",
+    )
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(sections) - set(SECTIONS)
@@ -816,21 +1005,46 @@ def main(argv: list[str] | None = None) -> dict:
     clock = CLOCKS[args.clock]
     out = args.out or BENCH_DIR / "results" / ("quick" if args.quick else "")
     out.mkdir(parents=True, exist_ok=True)
+    stem = "solver" if args.kernel == "auto" else f"solver_{args.kernel}"
+    with library.numpy_only() if args.kernel == "numpy" else contextlib.nullcontext():
+        results = run(plan, sections, args, out, stem)
+    lines = [
+        *report_lines(results),
+        f"Times are {args.clock} time. Total wall time {results['total_seconds']:.0f} s; this process had the CPU "
+        f"{results['cpu_share']:.0%} of it (Blender's subprocess not counted).",
+    ]
+    print("\n".join(lines))
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(to_json(results), indent=1) + "\n")
+    return results
+
+
+def run(plan: Plan, sections: list[str], args: argparse.Namespace, out: Path, stem: str) -> dict:
+    """Every chosen section, on the solver path in force (``--kernel``), and the goals."""
     began, began_cpu = time.perf_counter(), time.process_time()
-    results: dict = {"machine": machine_info(), "plan": plan.__dict__, "sections": sections, "clock": args.clock}
+    results: dict = {"machine": machine_info(plan.chains), "plan": plan.__dict__, "sections": sections}
+    results |= {"clock": args.clock, "kernel": args.kernel}
     results["settings"] = {"tolerance_x_reach": TOLERANCE, "warm_perturbation_rad": WARM_PERTURBATION}
 
     if "latency" in sections:
         print("latency (one target at a time)", flush=True)
         results["latency"] = run_latency(plan)
+        note_load(results, "latency")
     if "batched" in sections:
         print("batched", flush=True)
         results["batched"], results["learning"] = run_batched(plan)
+        note_load(results, "batched")
     blender = None
     paths = sequence_paths(plan) if "sequence" in sections else {}
-    if "blender" in sections or "sequence" in sections:
+    if sections_need_blender(sections):
         print("Blender's IK (bpy subprocess)", flush=True)
         wanted: dict[str, dict[str, np.ndarray]] = {}
+        starts: dict[str, dict[str, np.ndarray]] = {}
+        if "latency" in sections:  # the latency goals are relative to Blender's time per solve
+            for name in plan.chains:
+                targets, warm = latency_targets(make_chain(name), plan)
+                wanted.setdefault(name, {}).update(latency=targets, latency_warm=targets)
+                starts[name] = {"latency_warm": warm}
         if "blender" in sections:
             for name in plan.chains:
                 _, targets = reachable_targets(make_chain(name), max(plan.batch_sizes), "batched")
@@ -839,31 +1053,39 @@ def main(argv: list[str] | None = None) -> dict:
             wanted.setdefault(name, {})["path"] = path["targets"]
         with tempfile.TemporaryDirectory(prefix="quat_ik_bench_") as workdir:
             began_blender = time.perf_counter()
-            blender = run_blender_reference(wanted, Path(workdir))
+            blender = run_blender_reference(wanted, Path(workdir), starts)
         results["machine"]["blender"] = str(blender["blender_version"])
         results["blender_wall_seconds"] = time.perf_counter() - began_blender
+        note_load(results, "blender")
+        if "latency" in sections:
+            results["latency"] += blender_latency_rows(plan, blender)
         if "blender" in sections:
             results["blender"] = blender_rows(plan, blender)
     if "sequence" in sections:
         print("sequence (smooth target path)", flush=True)
         results["sequence"], curves = run_sequence(plan, paths, blender)
-        results["figure"] = plot_jumps(curves, out / "solver_sequence.png")
+        results["figure"] = plot_jumps(curves, out / f"{stem}_sequence.png")
+        note_load(results, "sequence")
     results["goals"] = goal_rows(results)
     results["total_seconds"] = time.perf_counter() - began
     # Below 1 (on one thread) when other processes shared the core: wall times are then inflated.
     results["cpu_share"] = (time.process_time() - began_cpu) / results["total_seconds"]
     if hasattr(os, "getloadavg"):  # other work on the machine skews every time above
         results["machine"]["load_average_at_end"] = os.getloadavg()[0]
-
-    lines = [
-        *report_lines(results),
-        f"Times are {args.clock} time. Total wall time {results['total_seconds']:.0f} s; this process had the CPU "
-        f"{results['cpu_share']:.0%} of it (Blender's subprocess not counted).",
-    ]
-    print("\n".join(lines))
-    (out / "solver.md").write_text("\n".join(lines) + "\n")
-    (out / "solver.json").write_text(json.dumps(to_json(results), indent=1) + "\n")
+    at_end = solver_path(plan.chains)  # the path is decided once per process: a change is news
+    if at_end != results["machine"]["solver_path"]:
+        results["machine"]["solver_path"] += f" at the start, {at_end} at the end"
     return results
+
+
+def note_load(results: dict, section: str) -> None:
+    """The 1-minute load average as a section ends: other work on the machine skews its times."""
+    if hasattr(os, "getloadavg"):
+        results["machine"].setdefault("load_average_after", {})[section] = round(os.getloadavg()[0], 2)
+
+
+def sections_need_blender(sections: list[str]) -> bool:
+    return any(section in sections for section in ("latency", "blender", "sequence"))
 
 
 if __name__ == "__main__":

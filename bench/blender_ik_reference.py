@@ -9,9 +9,12 @@ REQUEST.json (written by bench_solver.py; plain data, no quat-ik import here)::
     {"chains": [{"name": "arm3",
                  "lengths": [0.30, 0.28, 0.10],
                  "joints": [{"lock": ["y"], "limits": {"x": [lo, hi], "z": [lo, hi]}}, ...],
-                 "target_sets": {"latency": "/tmp/.../arm3_latency.npy", ...}}]}
+                 "target_sets": {"latency": "/tmp/.../arm3_latency.npy", ...},
+                 "start_sets": {"latency_warm": "/tmp/.../arm3_latency_warm_starts.npy"}}]}
 
 Limits are radians in Blender's pose-bone IK terms (``ik_min_x`` … ``ik_max_z``, ``lock_ik_*``).
+``start_sets`` (optional) names target sets solved from given start poses: (N, n, 4) pose-bone
+``rotation_quaternion`` values (w, x, y, z), one pose per target.
 
 RESULT.npz holds, for every chain C and target set S:
 
@@ -27,7 +30,10 @@ RESULT.npz holds, for every chain C and target set S:
 Blender's legacy ("Standard") IK starts from the pose bones' own rotations every time the
 armature is evaluated, never from the previous result. This script sets every pose bone's
 rotation to identity before each update (they never change, since IK does not write them),
-so every solve starts from rest, as it does in Blender's normal use.
+so every solve starts from rest, as it does in Blender's normal use. A target set with a
+start set is solved warm instead: before each update the pose bones get that target's start
+pose (as in a rig whose pose holds the previous answer, a target moved a little from it).
+Setting the start, like the reset to rest, is outside the timed part.
 """
 
 from __future__ import annotations
@@ -110,8 +116,16 @@ CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 clock = CLOCKS["wall"]
 
 
-def solve_each(armature: bpy.types.Object, target: bpy.types.Object, targets: np.ndarray) -> dict[str, np.ndarray]:
-    """One Blender IK solve per target: tips, per-bone armature-space rotations and times."""
+def set_pose(armature: bpy.types.Object, rotations: np.ndarray) -> None:
+    for pose_bone, rotation in zip(armature.pose.bones, rotations, strict=True):
+        pose_bone.rotation_quaternion = tuple(rotation)
+
+
+def solve_each(
+    armature: bpy.types.Object, target: bpy.types.Object, targets: np.ndarray, starts: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """One Blender IK solve per target, from rest or from ``starts`` (N, n, 4) pose-bone
+    rotations: tips, per-bone armature-space rotations and times."""
     view_layer = bpy.context.view_layer
     tip = armature.pose.bones[-1]
     bones = list(armature.pose.bones)
@@ -119,7 +133,10 @@ def solve_each(armature: bpy.types.Object, target: bpy.types.Object, targets: np
     rotations = np.zeros((len(targets), len(bones), 4))
     seconds = np.zeros(len(targets))
     for row, position in enumerate(targets):
-        reset_to_rest(armature)
+        if starts is None:
+            reset_to_rest(armature)
+        else:
+            set_pose(armature, starts[row])
         started = clock()
         target.location = position
         view_layer.update()
@@ -149,10 +166,14 @@ def run_chain(spec: dict) -> dict[str, np.ndarray]:
         raise RuntimeError(f"root bone head is not at the origin: {root_head}")
     results = {}
     first_targets = None
+    start_sets = spec.get("start_sets", {})
     for set_name, path in spec["target_sets"].items():
         targets = np.load(path)
+        starts = np.load(start_sets[set_name]) if set_name in start_sets else None
+        if starts is not None and starts.shape != (len(targets), len(spec["lengths"]), 4):
+            raise ValueError(f"{spec['name']}/{set_name}: start poses shaped {starts.shape}")
         first_targets = targets if first_targets is None else first_targets
-        for key, value in solve_each(armature, target, targets).items():
+        for key, value in solve_each(armature, target, targets, starts).items():
             results[f"{spec['name']}/{set_name}/{key}"] = value
     results[f"{spec['name']}/update_only_seconds"] = update_only_seconds(armature, target, constraint, first_targets)
     results[f"{spec['name']}/iterations"] = np.array(constraint.iterations)
