@@ -38,10 +38,12 @@ def _registered_classes() -> tuple:
         operators_snap,
         operators_windows,
         panels,
+        preferences,
         properties,
     )
 
     return (
+        *preferences.CLASSES,
         *limits_properties.CLASSES,
         *properties.CLASSES,
         *operators_chain.CLASSES,
@@ -66,12 +68,13 @@ def _registered_classes() -> tuple:
 def register() -> None:
     import bpy
 
-    from .blender import handlers, limits_properties, menus, overlay_draw, overrides, properties
+    from .blender import handlers, limits_properties, menus, overlay_draw, overrides, preferences, properties
 
     for cls in _registered_classes():
         if issubclass(cls, bpy.types.PropertyGroup):
             overrides.make_overridable(cls)
         bpy.utils.register_class(cls)
+    preferences.apply_stored()  # before anything can solve (see its docstring for why here)
     properties.attach()
     limits_properties.attach()
     menus.register()
@@ -82,7 +85,7 @@ def register() -> None:
 def unregister() -> None:
     import bpy
 
-    from .blender import handlers, limits_properties, menus, overlay_draw, properties
+    from .blender import handlers, limits_properties, menus, overlay_draw, preferences, properties
 
     overlay_draw.unregister()
     handlers.unregister()
@@ -91,3 +94,4 @@ def unregister() -> None:
     properties.detach()
     for cls in reversed(_registered_classes()):
         bpy.utils.unregister_class(cls)
+    preferences.forget()

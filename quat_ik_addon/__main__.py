@@ -4,7 +4,9 @@ Needs only the ``bpy`` module (``pip install bpy``), no Blender install or GUI. 
 the add-on in this process if no installed copy is enabled, opens the file, runs the same
 ``quat_ik.bake`` operator the UI runs, and saves the result (to ``-o``, or over the input
 with ``--in-place``). Exit status: 0 on success, 1 when the bake reports an error, 2 for bad
-arguments. See docs/headless.md.
+arguments. ``--version`` prints the add-on's version and the solver path (native kernel or
+numpy) without starting Blender; ``bake --kernel numpy`` bakes on the numpy solver. See
+docs/headless.md.
 """
 
 from __future__ import annotations
@@ -56,7 +58,11 @@ def _tolerance(text: str) -> float:
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
+    from .solver.cli import VersionAction  # the solver imports numpy, never bpy: --version needs no Blender
+    from .solver.settings import KERNELS
+
     parser = argparse.ArgumentParser(prog="python -m quat_ik_addon", description="Quat IK without Blender's UI.")
+    parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     bake = commands.add_parser("bake", help="bake Quat IK chains of a .blend file into keyframes")
     bake.add_argument("blend", help="the .blend file to open")
@@ -90,6 +96,13 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         help="the range loops (a walk cycle): the last frame leads into the first, so the keys loop without a pop",
     )
     bake.add_argument("--keep-mode", action="store_true", help="leave the chains' modes as they are after baking")
+    bake.add_argument(
+        "--kernel",
+        choices=KERNELS,
+        default="auto",
+        help="auto: the native kernel where it loads and the add-on's preference allows (default); "
+        "numpy: the numpy solver, same answers, slower",
+    )
     out = bake.add_mutually_exclusive_group(required=True)
     out.add_argument("-o", "--output", help="write the baked file here")
     out.add_argument("--in-place", action="store_true", help="overwrite the input file")
@@ -114,11 +127,29 @@ def _ensure_registered() -> None:
     register()
 
 
+def _solver_library():
+    """``solver.native.library`` of the add-on copy that bakes: this checkout, or the installed
+    copy (``bl_ext.user_default.quat_ik`` or ``quat_ik``) whose operator is registered."""
+    import importlib
+
+    import bpy
+
+    operator = bpy.types.Operator.bl_rna_get_subclass_py("QUAT_IK_OT_bake")
+    package = operator.__module__.rpartition(".blender.")[0] if operator is not None else __package__
+    return importlib.import_module(f"{package}.solver.native.library")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(sys.argv[1:] if argv is None else argv)
     import bpy
 
     _ensure_registered()
+    library = _solver_library()
+    if args.kernel == "numpy":
+        library.set_preference(False)  # as the preference unchecked: every solve of the bake on numpy
+        print("quat_ik: solving on numpy (--kernel numpy)")
+    else:
+        print(f"quat_ik: solving on {library.load()[1].describe()}")
     bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
     options = {
         "armature": args.armature,

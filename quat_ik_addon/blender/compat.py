@@ -13,6 +13,10 @@ Version tests use ``bpy.app.version`` (RNA properties are not class attributes, 
   :func:`keyframes_foreach_get` / :func:`keyframes_foreach_set` fall back to one key at a time
   there.
 * ``keyframe_insert`` takes a ``keytype`` from 4.2 (checked; 3.4 refuses the keyword).
+* Add-on preferences are filed under the add-on's top package, ``bl_ext.<repo>.quat_ik`` for an
+  extension (4.2+) and ``quat_ik`` for a legacy add-on (3.4-4.1), and need no branch:
+  ``preferences.ADDON_PACKAGE`` derives it from ``__package__``. Reading them in ``register()``
+  works in both: 3.4's restricted context keeps ``preferences`` (tests/blender/test_preferences.py).
 * Builtin shaders need no branch: ``UNIFORM_COLOR`` and ``POLYLINE_UNIFORM_COLOR`` exist from
   3.4 (checked in a 3.4 window) to 5.0; the ``3D_``-prefixed names raise in 5.0, avoid them.
 """

@@ -201,6 +201,9 @@ class QUATIK_PT_chain_status(_ChainSubPanel, bpy.types.Panel):
         col.label(text=f"Error: {error}")
         col.label(text=f"Sweeps: {chain.status_iterations}")
         col.label(text=f"Restarts: {chain.status_restarts}")
+        if chain.status_solver:  # empty for a solve saved by a version that did not record it
+            for line in _wrap(f"Solver: {chain.status_solver}", _label_characters(context)):
+                col.label(text=line)
         if chain.influence < 1.0:
             col.label(text=f"Influence {chain.influence:.0%}: the bones take that share of it", icon="INFO")
         if chain.status_jump_frames:

@@ -131,5 +131,6 @@ def record_status(chain, report: ChainReport, jump_frames=(), largest_jump: floa
     _set_if_changed(chain, "status_error", float(np.max(outcome.position_error)))
     _set_if_changed(chain, "status_iterations", int(np.max(outcome.iterations)))
     _set_if_changed(chain, "status_restarts", int(np.max(outcome.restarts)))
+    _set_if_changed(chain, "status_solver", solve_adapter.solver_path(report.solution.rig.chain))
     message = "; ".join(warnings)
     _set_if_changed(chain, "status_message", message[:1].upper() + message[1:])

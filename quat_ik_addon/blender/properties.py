@@ -252,6 +252,10 @@ class QuatIKChain(bpy.types.PropertyGroup):
     status_iterations: IntProperty(name="Iterations", description="Sweeps the last solve used")
     status_restarts: IntProperty(name="Restarts", description="Restarts the last solve used")
     status_message: StringProperty(name="Message", description="Why the last solve failed, or a warning about it")
+    status_solver: StringProperty(
+        name="Solver",
+        description="Which solver path the last solve ran: the native kernel, or numpy and why",
+    )
     status_jump_frames: StringProperty(
         name="Pose Jumps",
         description="Frames (comma separated) where the last bake's pose jumps from one solution branch to another",

@@ -23,6 +23,7 @@ from ..solver.sequence import solve_sequence
 from ..solver.sequence import tracking_a_miss as tracking_settings
 from ..solver.settings import SolveResult, SolveSettings
 from ..solver.solve import solve as solve_goals
+from ..solver.solver_path import describe as describe_solver_path
 
 # Our method names (properties.METHODS) -> the solver's.
 _METHODS = {"CCD": "ccd", "DLS": "dls", "COMBINED": "dls_ccd"}
@@ -182,6 +183,11 @@ def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveO
         tolerance=float(result.tolerance),
         wrap_jump=wrap,
     )
+
+
+def solver_path(chain: Chain) -> str:
+    """``native kernel`` or ``numpy (why)``: the path solves of ``chain`` take, for the panel."""
+    return describe_solver_path(chain)
 
 
 def visible_jumps(outcome: SolveOutcome, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -5,12 +5,17 @@
 Targets are a JSON list of [x, y, z], a JSON object {"positions": [...], "orientations":
 [[w, x, y, z], ...] or "directions": [...]}, or an .npy array shaped (N, 3), all in the frame
 of the chain root's parent. The output JSON holds per-target pose rotations (w, x, y, z, for
-``pose_bone.rotation_quaternion``), errors, iterations, restarts and a converged flag.
+``pose_bone.rotation_quaternion``), errors, iterations, restarts, a converged flag and the
+solver path that ran (``solver``: the native kernel, or numpy and why).
+
+``--version`` prints the add-on's version and the solver path this machine runs; ``solve
+--kernel numpy`` solves on the numpy reference even where the native kernel loads.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -19,10 +24,14 @@ import numpy as np
 
 from .chain import Chain
 from .goals import Goals
+from .native import library
 from .rig_spec import RigSpecError, load_rig_spec
 from .sequence import solve_sequence
-from .settings import METHODS, SolveSettings
+from .settings import KERNELS, METHODS, SolveSettings
 from .solve import solve
+from .solver_path import describe as describe_solver_path
+
+NUMPY_CHOSEN = "numpy (--kernel numpy)"  # the solver path line when the command line asks for numpy
 
 
 class InputError(Exception):
@@ -53,8 +62,30 @@ def _read_goals(path: Path) -> Goals:
         raise InputError(f"{path}: {error}") from None
 
 
+def version_text() -> str:
+    """Two lines for ``--version``: the add-on's version and the solver path this machine runs
+    (the native kernel, or numpy and why: ``QUAT_IK_NATIVE=0``, no library for the platform...)."""
+    from .. import bl_info  # the package's registration module: imports no bpy
+
+    return f"quat-ik {'.'.join(map(str, bl_info['version']))}\nsolver: {describe_solver_path()}"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print ``version_text()`` and exit 0, whatever else the command line holds
+    (as argparse's own ``version`` action, whose text is fixed before parsing)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        kwargs.setdefault("help", "print the add-on's version and the solver path (native kernel or numpy), then exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(version_text())
+        parser.exit(0)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m quat_ik_addon.solver", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action=VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("solve", help="solve a chain of a rig spec against a list of targets")
     run.add_argument("rig_spec", type=Path, help="rig spec JSON (docs/rig_spec.md)")
@@ -70,6 +101,12 @@ def _parser() -> argparse.ArgumentParser:
         help="position tolerance (default: 1e-6 x chain reach); a rotation counts within tolerance / reach radians",
     )
     run.add_argument("--sequence", action="store_true", help="targets are frames: keep continuity between them")
+    run.add_argument(
+        "--kernel",
+        choices=KERNELS,
+        default=SolveSettings.kernel,
+        help="auto: the native kernel where it loads (default); numpy: the numpy reference, same answers, slower",
+    )
     return parser
 
 
@@ -92,15 +129,23 @@ def run(args: argparse.Namespace) -> dict:
     goals = _read_goals(args.targets)
     try:
         settings = SolveSettings(
-            method=args.method, restarts=args.restarts, max_iterations=args.max_iterations, tolerance=args.tolerance
+            method=args.method,
+            restarts=args.restarts,
+            max_iterations=args.max_iterations,
+            tolerance=args.tolerance,
+            kernel=args.kernel,
         )
     except ValueError as error:
         raise InputError(str(error)) from None
-    result = (
-        solve_sequence(chain, goals, settings=settings) if args.sequence else solve(chain, goals, settings=settings)
-    )
+    numpy_only = args.kernel == "numpy"
+    # The settings keep the solve's methods on numpy; numpy_only() also its limit clamping.
+    with library.numpy_only() if numpy_only else contextlib.nullcontext():
+        result = (
+            solve_sequence(chain, goals, settings=settings) if args.sequence else solve(chain, goals, settings=settings)
+        )
     return {
         "chain": chain_name,
+        "solver": NUMPY_CHOSEN if numpy_only else describe_solver_path(chain),
         "bones": list(chain.bone_names),
         "tolerance": result.tolerance,
         "converged": result.converged.tolist(),

@@ -1,6 +1,7 @@
 """Headless use, as documented in docs/headless.md:
 
-* ``python -m quat_ik_addon bake FILE --chain NAME --frames A-B -o OUT`` with only the bpy module;
+* ``python -m quat_ik_addon bake FILE --chain NAME --frames A-B -o OUT`` with only the bpy module
+  (``--kernel numpy`` too), and ``python -m quat_ik_addon --version`` without it;
 * ``blender --background FILE --python-expr "import bpy; bpy.ops.quat_ik.bake(...)"`` (the
   real binary, Debian's Blender 3.4, with the add-on installed and enabled in its preferences).
 """
@@ -14,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
+import quat_ik_addon
+from quat_ik_addon.solver.native import library
 from tests.helpers import BLENDER_BINARY, BOOTSTRAP, REPO_ROOT, SUCCESS_MARKER, run_in_bpy
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
+ADDON_VERSION = ".".join(map(str, quat_ik_addon.bl_info["version"]))
 
 
 def _run(command: list[str], workdir: Path, user: Path) -> subprocess.CompletedProcess:
@@ -33,8 +37,35 @@ def test_python_module_command_line(run_session, extension_zip: Path, tmp_path: 
     done = _run([*command, "-o", str(out)], tmp_path, user)
     assert done.returncode == 0, done.stdout + done.stderr
     assert out.is_file()
+    assert f"quat_ik: solving on {library.load()[1].describe()}" in done.stdout, done.stdout
+    solver = "native kernel" if library.load()[1].active else "numpy ("
     run_in_bpy(
-        SESSIONS / "verify_bake.py", tmp_path, out, "Arm", "B2", "3", "12", workdir=tmp_path, addon_zip=extension_zip
+        SESSIONS / "verify_bake.py",
+        tmp_path,
+        out,
+        "Arm",
+        "B2",
+        "3",
+        "12",
+        solver,
+        workdir=tmp_path,
+        addon_zip=extension_zip,
+    ).check()
+    on_numpy = tmp_path / "numpy.blend"
+    done = _run([*command, "--kernel", "numpy", "-o", str(on_numpy)], tmp_path, user)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "quat_ik: solving on numpy (--kernel numpy)" in done.stdout, done.stdout
+    run_in_bpy(
+        SESSIONS / "verify_bake.py",
+        tmp_path,
+        on_numpy,
+        "Arm",
+        "B2",
+        "3",
+        "12",
+        "numpy (",
+        workdir=tmp_path,
+        addon_zip=extension_zip,
     ).check()
 
     failed = _run([*command[:-4], "--chain", "Leg", "-o", str(tmp_path / "never.blend")], tmp_path, user)
@@ -66,6 +97,7 @@ def test_python_module_command_line(run_session, extension_zip: Path, tmp_path: 
         ("NaN tolerance", ["smoke.blend", "--simplify", "nan", "-o", "out.blend"], "--simplify: must be a number"),
         ("frames past Blender's", ["smoke.blend", "--frames", "1-99999999", "-o", "out.blend"], "frames run from"),
         ("frames not a range", ["smoke.blend", "--frames", "1..5", "-o", "out.blend"], "frames must look like 1-250"),
+        ("unknown kernel", ["smoke.blend", "--kernel", "fast", "-o", "out.blend"], "--kernel: invalid choice: 'fast'"),
     ],
 )
 def test_command_line_refuses_bad_arguments_before_baking(tmp_path: Path, case, arguments, message) -> None:
@@ -74,6 +106,26 @@ def test_command_line_refuses_bad_arguments_before_baking(tmp_path: Path, case, 
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "out.blend").exists()
+
+
+@pytest.mark.parametrize("kernel_variable", [None, "0"], ids=["automatic", "QUAT_IK_NATIVE=0"])
+def test_command_line_version_prints_the_add_on_version_and_the_solver_path_without_bpy(
+    tmp_path: Path, kernel_variable: str | None, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    monkeypatch.delenv(library.ENVIRONMENT_VARIABLE, raising=False)  # this process's answer is the automatic one
+    request.addfinalizer(library.reset)
+    (tmp_path / "bpy.py").write_text("raise ImportError('bpy was imported')\n")  # first on the path
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}
+    if kernel_variable is None:
+        library.reset()
+        solver = library.load()[1].describe()
+    else:
+        env[library.ENVIRONMENT_VARIABLE] = kernel_variable
+        solver = f"numpy (kernel disabled by QUAT_IK_NATIVE={kernel_variable})"
+    command = [sys.executable, "-m", "quat_ik_addon", "--version"]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [f"quat-ik {ADDON_VERSION}", f"solver: {solver}"], done.stdout
 
 
 @pytest.mark.blender_binary

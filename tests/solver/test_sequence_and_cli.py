@@ -1,6 +1,7 @@
 """Frame sequences keep to one solution branch; the command line solves a rig spec."""
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -10,11 +11,13 @@ import numpy as np
 import pytest
 from test_ccd import assert_result_is_honest
 
+import quat_ik_addon
 from quat_ik_addon.solver import interrupt, pose_jumps, reference_chains, sequence, sequence_plan
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.cli import main
 from quat_ik_addon.solver.goals import Goals
+from quat_ik_addon.solver.native import library
 from quat_ik_addon.solver.rig_spec import load_rig_spec
 from quat_ik_addon.solver.sequence import solve_sequence
 from quat_ik_addon.solver.settings import SolveSettings
@@ -560,6 +563,38 @@ def test_command_line_runs_as_a_module_and_reports_bad_input(tmp_path):
     assert len(json.loads(run.stdout)["rotations"]) == 1
     missing = main(["solve", str(tmp_path / "nope.json"), "--targets", str(tmp_path / "ok.json")])
     assert missing == 2
+
+
+ADDON_VERSION = ".".join(map(str, quat_ik_addon.bl_info["version"]))
+
+
+def run_without_bpy(no_bpy: Path, *arguments: str, environment: dict | None = None) -> subprocess.CompletedProcess:
+    """``python <arguments>`` from the repository, with a ``bpy`` that raises first on the path
+    (folder ``no_bpy``) and ``QUAT_IK_NATIVE`` only as ``environment`` sets it."""
+    no_bpy.mkdir(exist_ok=True)
+    (no_bpy / "bpy.py").write_text("raise ImportError('bpy was imported')\n")
+    env = {name: value for name, value in os.environ.items() if name != library.ENVIRONMENT_VARIABLE}
+    env.update(PYTHONPATH=os.pathsep.join([str(no_bpy), str(REPO)]), **(environment or {}))
+    return subprocess.run([sys.executable, *arguments], capture_output=True, text=True, cwd=REPO, env=env, check=False)
+
+
+def test_command_line_version_prints_the_add_on_version_and_the_solver_path_without_bpy(tmp_path, monkeypatch, request):
+    monkeypatch.delenv(library.ENVIRONMENT_VARIABLE, raising=False)  # this process's answer is the automatic one
+    request.addfinalizer(library.reset)
+    library.reset()
+    expected = f"quat-ik {ADDON_VERSION}\nsolver: {library.load()[1].describe()}\n"
+    run = run_without_bpy(tmp_path, "-m", "quat_ik_addon.solver", "--version")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == expected
+
+
+def test_command_line_version_names_numpy_and_why_when_the_environment_turns_the_kernel_off(tmp_path):
+    run = run_without_bpy(tmp_path, "-m", "quat_ik_addon.solver", "--version", environment={"QUAT_IK_NATIVE": "0"})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        f"quat-ik {ADDON_VERSION}",
+        "solver: numpy (kernel disabled by QUAT_IK_NATIVE=0)",
+    ]
 
 
 def test_command_line_refuses_complex_targets_unwritable_output_and_a_chain_without_reach(tmp_path, capsys):

@@ -1,5 +1,5 @@
-"""Session: every panel, list, menu entry and operator dialog of the add-on draws without an
-error, and names only layout calls, properties, operators and icons that exist.
+"""Session: every panel, list, menu entry, operator dialog and the preferences of the add-on
+draw without an error, and names only layout calls, properties, operators and icons that exist.
 
 Background bpy has no window to draw into, so each draw function runs against a recording
 layout that checks what it is asked to show: a layout call against ``UILayout``'s own
@@ -182,6 +182,7 @@ classes = package._registered_classes()
 panels = [cls for cls in classes if issubclass(cls, bpy.types.Panel)]
 operators = [cls for cls in classes if issubclass(cls, bpy.types.Operator) and "draw" in vars(cls)]
 ui_lists = [cls for cls in classes if issubclass(cls, bpy.types.UIList)]
+preferences = [cls for cls in classes if issubclass(cls, bpy.types.AddonPreferences)]
 
 
 def draw_all(state: str, ob, **operator_values) -> None:
@@ -204,6 +205,13 @@ def draw_all(state: str, ob, **operator_values) -> None:
         try:
             draw(Shim(object, where), context)
             drawn.add(draw.__name__)
+        except Exception as error:
+            problems.append(f"{where}: {type(error).__name__}: {error}")
+    for cls in preferences:
+        where = f"{state}: {cls.__name__}"
+        try:
+            Shim(cls, where, cls.bl_rna).draw(context)
+            drawn.add(cls.__name__)
         except Exception as error:
             problems.append(f"{where}: {type(error).__name__}: {error}")
     for cls in operators:
@@ -296,8 +304,9 @@ checks.check(
 )
 
 # ---- what must have been drawn, and what went wrong
-names = {cls.__name__ for cls in panels + operators + ui_lists}
-checks.check("every panel, list and operator dialog was drawn", names <= drawn, sorted(names - drawn))
+names = {cls.__name__ for cls in panels + operators + ui_lists + preferences}
+checks.check("every panel, list, operator dialog and preference was drawn", names <= drawn, sorted(names - drawn))
+checks.check("the add-on has its preferences", bool(preferences), [cls.__name__ for cls in preferences])
 checks.check("the menu entries were drawn", {"draw_pose_ik_menu", "draw_pose_menu"} <= drawn, sorted(drawn))
 checks.check("nothing raised or named what does not exist", not problems, "\n    ".join(sorted(set(problems))))
 checks.check("the learned start poses row is in the solver settings", any("Start poses" in t for t in labels), "")

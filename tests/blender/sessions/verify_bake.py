@@ -1,6 +1,7 @@
 """Session: open a baked file and check chain bone keys cover a frame range and reach the target.
 
-argv: WORKDIR BLEND ARMATURE TIP START END
+argv: WORKDIR BLEND ARMATURE TIP START END [SOLVER]  (SOLVER: the start of the solver path the
+bake's Last Solve names, e.g. "native kernel" or "numpy (")
 """
 
 import sys
@@ -21,6 +22,9 @@ curves = submodule("compat").all_action_fcurves(anim.action)
 frames = sorted({k.co[0] for fc in curves if f'"{tip}"' in fc.data_path for k in fc.keyframe_points})
 checks.check(f"tip keyed on frames {start}-{end}", frames == [float(f) for f in range(start, end + 1)], frames)
 checks.check("chain set to Manual by the bake", chain.mode == "MANUAL", chain.mode)
+if len(sys.argv) > 7:
+    solver = sys.argv[7]
+    checks.check(f"the bake solved on {solver}", chain.status_solver.startswith(solver), chain.status_solver)
 target = chain.target_object
 for frame in (start, (start + end) // 2, end):
     bpy.context.scene.frame_set(frame)

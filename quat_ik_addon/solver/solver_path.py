@@ -1,0 +1,21 @@
+"""Which solver path runs, in one line for a panel or a command line: the native kernel, or
+numpy and why (``native/library.py`` decides whether the kernel loads; ``native/packing.py``
+whether it knows every limit of a chain)."""
+
+from __future__ import annotations
+
+from .chain import Chain
+from .native import library
+from .native.packing import unsupported_reason
+
+
+def describe(chain: Chain | None = None) -> str:
+    """``native kernel`` or ``numpy (why)`` for solves of ``chain`` with ``kernel="auto"``
+    settings; without a chain, the library's own line (``native kernel (linux-x64, interface
+    1)``). A chain with a limit the kernel does not know runs on numpy even where it loaded.
+    Cheap: ``library.load()`` decides once and caches its answer."""
+    _, status = library.load()
+    if chain is None or not status.active:
+        return status.describe()
+    reason = unsupported_reason(chain)
+    return "native kernel" if reason is None else f"numpy ({reason})"
