@@ -6,7 +6,7 @@ Each path is made by poses: every joint's rotation vector is a sum of sines of r
 frequencies (0.5-2 per loop) and phases, scaled by an amplitude and clamped into the limits,
 so every goal is reachable and a continuous pose path meets them all. Goals are the
 effector's positions (and, for the orientation rows, the tip's rotations too). Each shot is
-solved as a bake solves it (``solve_sequence``, tolerance 0.001, 2 restart rounds), and this
+solved as a bake solves it (``solve_sequence``, tolerance 0.001, 4 restart rounds), and this
 counts
 
 * visible jumps: steps of 10° or more between frames that both meet their goals (the pops an
@@ -42,7 +42,7 @@ from quat_ik_addon.solver.sequence import solve_sequence  # noqa: E402
 from quat_ik_addon.solver.settings import SolveSettings  # noqa: E402
 from quat_ik_addon.solver.solve import pose_distance, solve_from  # noqa: E402
 
-SETTINGS = SolveSettings(tolerance=1e-3, restarts=2)
+SETTINGS = SolveSettings(tolerance=1e-3, restarts=4)  # as the bake solves: the panel's default
 VISIBLE = np.radians(10.0)
 # (amplitude in radians, frames): a loop over 1,000 frames, and a faster one over 250.
 SHOTS = ((0.9, 1000), (0.6, 250))

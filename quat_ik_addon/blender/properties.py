@@ -224,7 +224,7 @@ class QuatIKChain(bpy.types.PropertyGroup):
     restarts: IntProperty(
         name="Restarts",
         description="Rounds of extra solves from other start poses when a solve fails to reach the target",
-        default=2,
+        default=4,
         min=0,
         max=64,
         update=_changed,

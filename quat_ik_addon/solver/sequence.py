@@ -88,7 +88,7 @@ PROBE_EVERY = 3  # followed frames between restart probes along a stretch of mis
 SWITCH_GAIN = 0.002
 REFOLLOW_ANGLE = np.radians(30.0)  # a join further than this is followed again, not spread
 JOIN_SHARE = 1.0  # ... and so is one larger than the segment's own joint motion (times this)
-MAX_ROUNDS = 3  # times the shot is followed on from a failed join at most
+MAX_ROUNDS = 6  # times the shot is followed on from a failed join at most
 # Steps 1-2 follow to this (times the reach; radians for orientation) and ``_polish`` finishes
 # in one batch: on the right branch and near the goal is all the next step needs.
 COARSE_TOLERANCE = 0.02
