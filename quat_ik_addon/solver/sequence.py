@@ -61,6 +61,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
+from . import time_budget
 from .branch_spans import span_jumps
 from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised
 from .chain import Chain
@@ -740,34 +741,50 @@ def solve_sequence(
     goals = Goals.of(targets)
     start = initial_poses(chain, start_rotations, 1)[0]
     frames = _Frames(chain, goals, settings)
-    if goals.count:
-        followed = followed_frames(goals, chain.reach)
-        plan = segments(goals, followed, chain.reach)
-        start_poses, start_met = _solve_starts(frames, followed[plan.pivots], start)
-        checkpoint(0.15)  # (rough shares of a shot's time, for a progress bar)
-        joins = _follow_segments(frames, followed, plan, start_poses, start_met)
-        checkpoint(0.35)
-        _spread_joins(frames, followed, joins)
-        _polish(frames, followed)
-        checkpoint(0.4)
-        _bridge_misses(frames, followed)
-        checkpoint(0.45)
-        _probe_misses(frames, followed)
-        checkpoint(0.55)
-        _repair_jumps(frames, followed)
-        checkpoint(0.65)
-        _fill_between(frames, followed)
-        checkpoint(0.75)
-        _rescue_misses(frames)
-        _settle_misses(frames)
-        checkpoint(0.85)
-        _repair_jumps(frames, np.arange(goals.count))
-        checkpoint(0.95)
-        span_jumps(frames, followed)
+    with time_budget.spending(settings.time_limit) as budget:
+        if goals.count:
+            _solve_shot(frames, goals, chain, start)
     checkpoint(1.0)
     result = frames.result()
     if tip_twist_is_unseen(chain, goals):
         result = replace(
             result, rotations=within_tip_twist_range(chain, carry_tip_twist_along(result.rotations, start))
         )
-    return result
+    return replace(result, out_of_time=True) if budget.ran_out else result
+
+
+def _solve_shot(frames: _Frames, goals: Goals, chain: Chain, start: Array) -> None:
+    """``solve_sequence``'s steps. Following the frames and filling those between makes every
+    frame's pose; the steps after improve them, and once the time budget is spent they are
+    left out (``time_budget``)."""
+    followed = followed_frames(goals, chain.reach)
+    plan = segments(goals, followed, chain.reach)
+    start_poses, start_met = _solve_starts(frames, followed[plan.pivots], start)
+    checkpoint(0.15)  # (rough shares of a shot's time, for a progress bar)
+    joins = _follow_segments(frames, followed, plan, start_poses, start_met)
+    checkpoint(0.35)
+    _spread_joins(frames, followed, joins)
+    _polish(frames, followed)
+    checkpoint(0.4)
+    improve = (
+        (0.45, lambda: _bridge_misses(frames, followed)),
+        (0.55, lambda: _probe_misses(frames, followed)),
+        (0.65, lambda: _repair_jumps(frames, followed)),
+    )
+    for share, step in improve:
+        if not time_budget.spent():
+            step()
+        checkpoint(share)
+    _fill_between(frames, followed)
+    checkpoint(0.75)
+    improve = (
+        (None, lambda: _rescue_misses(frames)),
+        (0.85, lambda: _settle_misses(frames)),
+        (0.95, lambda: _repair_jumps(frames, np.arange(goals.count))),
+        (None, lambda: span_jumps(frames, followed)),
+    )
+    for share, step in improve:
+        if not time_budget.spent():
+            step()
+        if share is not None:
+            checkpoint(share)

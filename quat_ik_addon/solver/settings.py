@@ -30,6 +30,8 @@ class SolveSettings:
     inside the limits each (simulated annealing's simplest form, Blow 2002), all batched, each
     allowed ``restart_iterations`` (CCD needs more sweeps than DLS needs iterations).
     ``rest_pull`` (0-1) draws each CCD step toward the preferred pose, fading as goals are met.
+    ``time_limit`` (seconds, None: none) bounds what a solve spends improving an answer it has
+    (restart rounds, a shot's searches; ``time_budget``): past it the best poses so far are kept.
     ``kernel``: "auto" runs the methods on the native kernel where it loaded and supports the
     chain (the same answers to rounding), "numpy" always on the numpy reference.
     """
@@ -51,6 +53,7 @@ class SolveSettings:
     restart_candidates: int = 8
     restart_iterations: int = 40
     seed: int = 0
+    time_limit: float | None = None
     kernel: str = "auto"
 
     def __post_init__(self) -> None:
@@ -74,6 +77,8 @@ class SolveSettings:
             value = getattr(self, name)
             if value is not None and not (value >= 0.0 and np.isfinite(value)):
                 raise ValueError(f"{name} must be a finite number >= 0, not {value}")
+        if self.time_limit is not None and not (self.time_limit >= 0.0 and np.isfinite(self.time_limit)):
+            raise ValueError(f"time_limit must be a finite number of seconds >= 0, not {self.time_limit}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}, not {self.kernel!r}")
         if self.method not in METHODS:
@@ -117,6 +122,7 @@ class SolveResult:
     restarts: NDArray[np.int64]
     converged: NDArray[np.bool_]
     tolerance: float
+    out_of_time: bool = False  # the time limit ran out: restarts or a shot's searches were cut short
 
     @property
     def success_rate(self) -> float:

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
+from . import time_budget
 from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised, run_ccd
 from .chain import Chain
 from .dls import run_dls
@@ -143,6 +144,8 @@ def _restart(
     restarts = np.zeros(goals.count, dtype=np.int64)
     candidates = settings.restart_candidates
     for _ in range(settings.restarts if candidates else 0):
+        if time_budget.spent():
+            break  # the poses so far stand (``time_budget``)
         position_error, orientation_error, _ = measured or goal_errors(chain, goals, rotations)
         measured = None
         # Beyond the chain's reach no start helps: those goals keep their best pose.
@@ -214,7 +217,21 @@ def solve(
     (``free_twist``).
     """
     settings = settings or SolveSettings()
-    goals = Goals.of(targets)
+    with time_budget.spending(settings.time_limit) as budget:
+        result = _solve(
+            chain,
+            Goals.of(targets),
+            start_rotations,
+            reference_rotations,
+            preferred_rotations,
+            learned_starts,
+            settings,
+        )
+    return replace(result, out_of_time=True) if budget.ran_out else result
+
+
+def _solve(chain, goals, start_rotations, reference_rotations, preferred_rotations, learned_starts, settings):
+    """``solve`` inside its time budget."""
     if start_rotations is None and learned_starts is not None:
         start_rotations = learned_starts.starts_for(goals.positions)
     preferred = None if preferred_rotations is None else initial_poses(chain, preferred_rotations, goals.count)
