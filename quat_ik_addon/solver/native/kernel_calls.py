@@ -116,6 +116,39 @@ def _goals_struct(goals) -> tuple[abi.GoalsStruct, list[np.ndarray]]:
     return struct, [a for a in (positions, orientations, directions) if a is not None]
 
 
+class _Measured:
+    """The per-row outputs both solving entry points fill: iterations, and the errors and
+    effector of the poses they return (``goal_errors``)."""
+
+    def __init__(self, count: int) -> None:
+        self.iterations = np.empty(count, dtype=np.int64)
+        self.position_error, self.orientation_error = np.empty(count), np.empty(count)
+        self.effector = np.empty((count, 3))
+
+    def addresses(self) -> tuple[int, int, int, int]:
+        return tuple(
+            a.ctypes.data for a in (self.iterations, self.position_error, self.orientation_error, self.effector)
+        )
+
+    def errors(self) -> tuple[Array, Array, Array]:
+        return self.position_error, self.orientation_error, self.effector
+
+
+def _call_inputs(chain, goals, settings, finishing, preferred: Array | None, count: int):
+    """The chain, goals and settings structs of a solving call, the preferred poses' address,
+    and the arrays the goals struct points into (kept alive through the call)."""
+    preferred = (
+        None if preferred is None or settings.rest_pull == 0.0 else _contiguous(preferred, (count, chain.n_bones, 4))
+    )
+    goals_struct, kept_alive = _goals_struct(goals)
+    structs = (
+        pack_chain(chain).pointer,
+        ctypes.byref(goals_struct),
+        ctypes.byref(_settings_struct(settings, finishing, chain.reach)),
+    )
+    return structs, _address(preferred), (kept_alive, goals_struct, preferred)
+
+
 def solve(
     kernel: ctypes.CDLL, chain, goals, starts: Array, settings, finishing, preferred: Array | None, carry: bool
 ) -> tuple[Array, Array, NDArray[np.int64], tuple[Array, Array, Array]] | None:
@@ -123,30 +156,15 @@ def solve(
     the method run, the answers unit with w ≥ 0, and with ``carry`` the tip's unseen twist
     carried from its start. Returns (clamped starts, poses, iterations, (position error,
     orientation error, effector)), or None where a row did not finish (run numpy instead)."""
-    count, n = len(starts), chain.n_bones
+    count = len(starts)
     starts = np.array(starts, dtype=np.float64, order="C", copy=True)
-    poses = np.empty((count, n, 4))
-    preferred = None if preferred is None or settings.rest_pull == 0.0 else _contiguous(preferred, (count, n, 4))
-    iterations = np.empty(count, dtype=np.int64)
-    position_error, orientation_error, effector = np.empty(count), np.empty(count), np.empty((count, 3))
-    goals_struct, _kept_alive = _goals_struct(goals)
+    poses = np.empty((count, chain.n_bones, 4))
+    measured = _Measured(count)
+    structs, preferred_address, _kept_alive = _call_inputs(chain, goals, settings, finishing, preferred, count)
     status = kernel.qik_solve(
-        pack_chain(chain).pointer,
-        ctypes.byref(goals_struct),
-        ctypes.byref(_settings_struct(settings, finishing, chain.reach)),
-        count,
-        starts.ctypes.data,
-        poses.ctypes.data,
-        _address(preferred),
-        int(carry),
-        iterations.ctypes.data,
-        position_error.ctypes.data,
-        orientation_error.ctypes.data,
-        effector.ctypes.data,
+        *structs, count, starts.ctypes.data, poses.ctypes.data, preferred_address, int(carry), *measured.addresses()
     )
-    if status != abi.OK:
-        return None
-    return starts, poses, iterations, (position_error, orientation_error, effector)
+    return None if status != abi.OK else (starts, poses, measured.iterations, measured.errors())
 
 
 def run_method(
@@ -155,29 +173,12 @@ def run_method(
     """``solve.run_method`` on the kernel: (poses, iterations, (position error, orientation
     error, effector)), or None where the kernel could not finish a row (run numpy instead).
     ``finishing``: the settings CCD finishes DLS's misses with (``solve._finishing``)."""
-    count, n = len(rotations), chain.n_bones
-    poses = np.array(rotations, dtype=np.float64, order="C", copy=True).reshape(count, n, 4)
-    preferred = None if preferred is None or settings.rest_pull == 0.0 else _contiguous(preferred, (count, n, 4))
-    iterations = np.zeros(count, dtype=np.int64)
-    position_error, orientation_error = np.empty(count), np.empty(count)
-    effector = np.empty((count, 3))
-    goals_struct, _kept_alive = _goals_struct(goals)
-    settings_struct = _settings_struct(settings, finishing, chain.reach)
-    status = kernel.qik_run_method(
-        pack_chain(chain).pointer,
-        ctypes.byref(goals_struct),
-        ctypes.byref(settings_struct),
-        count,
-        _address(poses),
-        _address(preferred),
-        _address(iterations),
-        _address(position_error),
-        _address(orientation_error),
-        _address(effector),
-    )
-    if status != abi.OK:
-        return None
-    return poses, iterations, (position_error, orientation_error, effector)
+    count = len(rotations)
+    poses = np.array(rotations, dtype=np.float64, order="C", copy=True).reshape(count, chain.n_bones, 4)
+    measured = _Measured(count)
+    structs, preferred_address, _kept_alive = _call_inputs(chain, goals, settings, finishing, preferred, count)
+    status = kernel.qik_run_method(*structs, count, poses.ctypes.data, preferred_address, *measured.addresses())
+    return None if status != abi.OK else (poses, measured.iterations, measured.errors())
 
 
 def carry_tip_twist(chain, rotations: Array, starts: Array) -> Array | None:
