@@ -13,6 +13,17 @@
 
 Everything that can be wrong with the chains is checked when the Bake is created, before
 anything changes.
+
+A range longer than ``BLOCK_FRAMES`` is read and solved a block of frames at a time: each
+block starts from the pose the block before it ended in (the solver's start pose, as a bake
+joining keys before its range starts from them), and what a block leaves is its keys as the
+single-precision numbers the curves will hold (4 bytes a key, where Blender takes about 80 for
+each key it keeps), so the bake's working memory is one block's whatever the range. The keys
+are written once every block is solved: nothing in the scene changes before, every block reads
+its inputs from the scene as it was (the bones' own keys included), and Esc or an error leaves
+the scene as it was. A range of one block runs as before; ``write()`` bakes any blocks left
+after the first. A cyclic range is one block whatever its length: its last frame leads into
+its first.
 """
 
 from __future__ import annotations
@@ -20,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import bpy
 import numpy as np
@@ -43,6 +54,18 @@ from .errors import ChainError
 
 DESTINATIONS = ("ACTIVE_ACTION", "NEW_ACTION", "NLA")
 LISTED_JUMPS = 5  # frames named in a bake's jump warning; the panel's Next Pose Jump finds them all
+# Frames read and solved at a time. A block's working memory (inputs, the solver's batches,
+# the keys' values on their way) is about 11 KB a frame for a 30-bone chain: ~110 MB for a
+# block of 10,000 frames, where 40,000 frames in one piece took 350 MB.
+BLOCK_FRAMES = 10_000
+# What a bake costs, for the estimate shown before a long one starts (``bake_cost``): seconds
+# per bone and frame until a bake of this session has measured them (read, solved and keyed:
+# 100,000 frames of a 30-bone chain took ~50 s; from 4 µs with inputs sampled from the curves
+# to 60 µs stepping frames were measured), and the memory Blender takes for each key it holds
+# (a BezTriple, 72 bytes, with the curve's arrays around it).
+SECONDS_PER_BONE_FRAME = 2e-5
+MEASURED_FROM_BONE_FRAMES = 10_000  # a bake this big measures the speed later estimates use
+BYTES_PER_KEY = 80
 
 
 def jumps_warning(frames: np.ndarray, turns: np.ndarray) -> str:
@@ -87,6 +110,79 @@ class BakeSummary:
     warnings: tuple[str, ...]
     seconds: dict  # wall time of each step: "gather", "solve", "write"
     gather_path: str = ""  # how the inputs were gathered: "sampled" or "frame_set"
+
+
+@dataclass(frozen=True)
+class BakeCost:
+    """What a bake of ``frames`` frames of ``bones`` bones is expected to take: about ``seconds``
+    and ``key_bytes`` of memory for the keys it leaves in the file (its own working memory is one
+    block's, ``BLOCK_FRAMES``)."""
+
+    frames: int
+    bones: int
+    seconds: float
+    key_bytes: int
+
+    def text(self) -> str:
+        """``"100,000 frames × 30 bones: about 60 s, 960 MB of keys"``."""
+        seconds = self.seconds
+        if seconds < 90:
+            took = f"{max(1, round(seconds))} s"
+        elif seconds < 5400:
+            took = f"{round(seconds / 60)} min"
+        else:
+            took = f"{seconds / 3600:.1f} h"
+        size = self.key_bytes / 1e6
+        held = f"{size / 1000:.1f} GB" if size >= 1000 else f"{max(1, round(size))} MB"
+        return f"{self.frames:,} frames × {self.bones} bones: about {took}, {held} of keys"
+
+
+def bake_cost(frames: int, bones: int, channels_per_bone: int = 4) -> BakeCost:
+    """The expected cost of baking ``frames`` frames of ``bones`` bones (keys: ``channels_per_bone``
+    a bone, 4 for quaternions)."""
+    speed = runtime.bake_seconds_per_bone_frame or SECONDS_PER_BONE_FRAME
+    return BakeCost(
+        frames=frames,
+        bones=bones,
+        seconds=frames * bones * speed,
+        key_bytes=frames * bones * channels_per_bone * BYTES_PER_KEY,
+    )
+
+
+def frame_count(frame_start: int, frame_end: int, step: int) -> int:
+    """Frames a bake keys: every ``step``-th from the start, and the end."""
+    if frame_end < frame_start or step < 1:
+        return 0
+    return (frame_end - frame_start) // step + 1 + (1 if (frame_end - frame_start) % step else 0)
+
+
+@dataclass
+class _HeldChannel:
+    """One curve's keys held until the bake writes them: frames and values, a piece a block."""
+
+    data_path: str
+    index: int
+    group: str
+    frames: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+
+
+@dataclass
+class _ChainTally:
+    """A chain's results over the blocks solved so far (what its status and the summary report)."""
+
+    converged: int = 0
+    all_converged: bool = True
+    max_error: float = 0.0
+    max_orientation_error: float = 0.0
+    max_iterations: int = 0
+    max_restarts: int = 0
+    jump_frames: list = field(default_factory=list)
+    jump_turns: list = field(default_factory=list)
+    # The latest block's ChainSolution: whole for a bake of one block, else one row holding the
+    # figures of every block so far (what the chain's status shows).
+    last_solution: object = None
+    tail: tuple | None = None  # (frames (k,), rotations (k, n, 4)): the block before's last poses
 
 
 class Bake:
@@ -146,12 +242,31 @@ class Bake:
         self.frames = np.arange(settings.frame_start, settings.frame_end + 1, settings.step, dtype=float)
         if self.frames[-1] != settings.frame_end:
             self.frames = np.append(self.frames, float(settings.frame_end))  # the range ends where asked
+        # Index ranges of self.frames baked one after another (one for a cyclic range: it loops).
+        size = len(self.frames) if settings.cyclic else BLOCK_FRAMES
+        self.blocks = [(first, min(first + size, len(self.frames))) for first in range(0, len(self.frames), size)]
+        self.block_index = 0  # the block being read, solved or held
+        self.blocks_done = 0  # blocks whose keys are held
+        self._depsgraph_getter = None  # kept from the first gather, to read the blocks after it
+        self._held: list[_HeldChannel] = []  # every curve's keys, block by block, until ``finish``
+        self._last_values: dict = {}  # (chain, bone) -> channel values at the block before's last frame
+        self._tallies = [_ChainTally() for _ in self.chains]
         # Per chain: a StackedInputs (sampled) or a list of FrameInputs, one per frame (stepped).
         self.inputs: list[chain_solve.StackedInputs | list[rig_reader.FrameInputs]] = [[] for _ in self.chains]
         self.solutions: list[chain_solve.ChainSolution] = []
         self.seconds = {"gather": 0.0, "solve": 0.0, "write": 0.0}
         self.gather_path = ""  # "sampled" or "frame_set" once gathered
         self.sampling_refused = ""  # why the inputs could not be sampled, for messages and tests
+
+    @property
+    def block_frames(self) -> np.ndarray:
+        """The frames of the block being baked (all of them for a range of one block)."""
+        first, end = self.blocks[self.block_index]
+        return self.frames[first:end]
+
+    @property
+    def block_count(self) -> int:
+        return len(self.blocks)
 
     # 1. ----------------------------------------------------------------- gather
 
@@ -163,6 +278,7 @@ class Bake:
         says which ran. ``depsgraph_getter()`` returns the evaluated depsgraph
         (``context.evaluated_depsgraph_get``).
         """
+        self._depsgraph_getter = depsgraph_getter
         if self.settings.sample_inputs and self._sample(depsgraph_getter):
             yield 1.0
             return
@@ -175,7 +291,7 @@ class Bake:
         with runtime.suspend_solving():
             depsgraph = depsgraph_getter()
             for rig in self.rigs:
-                inputs, why_not = input_sampling.sample_or_reason(rig, self.frames, depsgraph)
+                inputs, why_not = input_sampling.sample_or_reason(rig, self.block_frames, depsgraph)
                 if inputs is None:
                     self.sampling_refused = f"chain '{rig.chain_name}': {why_not}"
                     break
@@ -193,10 +309,12 @@ class Bake:
         scene = self.scene
         frame, subframe = scene.frame_current, scene.frame_subframe
         edits = unkeyed_edits.UnkeyedEdits(scene)  # the frame changes below would replace them
+        frames = self.block_frames
+        self.inputs = [[] for _ in self.chains]
         try:
             with runtime.suspend_solving():
                 depsgraph = depsgraph_getter()
-                for i, f in enumerate(self.frames):
+                for i, f in enumerate(frames):
                     started = time.perf_counter()
                     scene.frame_set(int(f))
                     with rig_reader.visibility_snapshot():  # (per frame: visibility may be animated)
@@ -207,7 +325,7 @@ class Bake:
                             except ChainError as error:
                                 raise ChainError(f"Chain '{rig.chain_name}', frame {int(f)}: {error}") from None
                     self.seconds["gather"] += time.perf_counter() - started
-                    yield (i + 1) / len(self.frames)
+                    yield (i + 1) / len(frames)
         finally:
             with runtime.suspend_solving():
                 scene.frame_set(frame, subframe=subframe)
@@ -244,9 +362,9 @@ class Bake:
                 warm_start=False,
                 sequence=True,
                 own_rotations=self._own_rotations(rig, inputs),
-                start_pose=self._pose_before_range(rig),
+                start_pose=self._pose_before_block(k, rig),
             )
-            for rig, options, inputs in zip(self.rigs, self.options, self.inputs, strict=True)
+            for k, (rig, options, inputs) in enumerate(zip(self.rigs, self.options, self.inputs, strict=True))
         ]
         self.solutions = []
         solving = chain_solve.SolvingInThread() if threaded else chain_solve.solve_inline
@@ -262,6 +380,13 @@ class Bake:
         failed = [s.error for s in self.solutions if s.error is not None]
         if failed:
             raise ChainError(failed[0])  # names its chain (``chain_solve``)
+
+    def _pose_before_block(self, k: int, rig) -> np.ndarray | None:
+        """(n, 4) where chain ``k``'s solve of this block starts: the pose keyed before the range
+        for the first block, the last pose of the block before for the others."""
+        if self.block_index == 0:
+            return self._pose_before_range(rig)
+        return self._tallies[k].tail[1][-1]
 
     def _pose_before_range(self, rig) -> np.ndarray | None:
         """(n, 4) the chain's pose keyed one step before the range, where the active action keys
@@ -333,13 +458,55 @@ class Bake:
         return values if keyed else None
 
     def write(self) -> BakeSummary:
-        """Write every solved chain's keys; returns a summary."""
+        """Hold the solved block's keys, bake the blocks left after it (each read and solved in
+        turn), then write every key and finish: the chains' status, the NLA strip, the summary."""
+        self.hold_keys()
+        while self.block_index + 1 < self.block_count:
+            self.next_block()
+            self.gather_all(self._depsgraph_getter)
+            self.solve()
+            self.hold_keys()
+        return self.finish()
+
+    def next_block(self) -> None:
+        """Move on to the next block: its inputs and solutions replace the last block's."""
+        self.block_index += 1
+        self.inputs = [[] for _ in self.chains]
+        self.solutions = []
+
+    def block_steps(self, threaded: bool = False) -> Iterator[tuple[str, float]]:
+        """The blocks after the first (which the caller has read and solved): each block's keys
+        are held and the next block read and solved, yielding ("read" or "solve", the fraction
+        of this block's phase done) as ``gather`` and ``solve_steps`` do. Changes nothing in the
+        scene; the last block is left solved, for ``write()``."""
+        while self.block_index + 1 < self.block_count:
+            self.hold_keys()
+            self.next_block()
+            for fraction in self.gather(self._depsgraph_getter):
+                yield "read", fraction
+            for solved, within in self.solve_steps(threaded):
+                yield "solve", (solved + within) / len(self.rigs)
+
+    def _keys_go_to(self):
+        """The action the keys will be written into, if it exists already (else they go into a new one)."""
+        anim = self.ob.animation_data
+        if self.settings.destination == "ACTIVE_ACTION" and anim is not None:
+            return anim.action
+        return None
+
+    def hold_keys(self) -> None:
+        """This block's keys of every solved chain, as the single-precision numbers the curves
+        will hold, kept until ``finish`` writes them; and its results tallied. Nothing in the
+        scene changes, so the next block reads its inputs from the scene as the first did."""
         started = time.perf_counter()
-        action = self._target_action()
         settings = self.settings
-        frame_range = (float(settings.frame_start), float(settings.frame_end))  # with a step, keys between go too
-        channels = []
-        for solution in self.solutions:
+        frames = self.block_frames
+        action = self._keys_go_to() if self.block_index == 0 else None
+        # (A key's frame and value are single precision in Blender; without Remove Redundant
+        # Keys every curve keys the block's frames, held once.)
+        frames_held = frames.astype(np.float32)
+        place = 0
+        for k, solution in enumerate(self.solutions):
             rig = solution.rig
             for i, (name, writable) in enumerate(zip(rig.bone_names, rig.writable, strict=True)):
                 if not writable:
@@ -347,41 +514,108 @@ class Bake:
                 pose_bone = self.ob.pose.bones[name]
                 mode = pose_bone.rotation_mode
                 path, size = rotation_modes.data_path_and_size(mode)
-                previous = self._previous_values(action, pose_bone, path, size)
+                if self.block_index == 0:
+                    previous = None if action is None else self._previous_values(action, pose_bone, path, size)
+                else:
+                    previous = self._last_values[(k, name)]  # the key before: the block before's last
                 held = locks.HeldChannels.of(pose_bone)
                 values = held.restore(rotation_modes.channel_values(mode, solution.outcome.rotations[:, i], previous))
-                keep = np.arange(len(self.frames))
+                self._last_values[(k, name)] = list(values[-1])
+                keep = slice(None)
                 if settings.simplify:
-                    keep = keyframes.simplify(self.frames, values, settings.simplify_tolerance, settings.interpolation)
+                    keep = keyframes.simplify(frames, values, settings.simplify_tolerance, settings.interpolation)
                 for index in range(size):
                     if held.locked[index]:
                         continue  # a locked channel keeps its value: no keys
-                    channels.append(
-                        keyframes.ChannelKeys(
-                            data_path=pose_bone.path_from_id(path),
-                            index=index,
-                            group=name,
-                            frames=self.frames[keep],
-                            values=values[keep, index],
-                        )
-                    )
-        keys = keyframes.write_channels(
-            action, self.ob, channels, frame_range=frame_range, interpolation=settings.interpolation
+                    if self.block_index == 0:
+                        self._held.append(_HeldChannel(pose_bone.path_from_id(path), index, name))
+                    channel = self._held[place]
+                    channel.frames.append(frames_held[keep])
+                    channel.values.append(values[keep, index].astype(np.float32))
+                    place += 1
+        for tally, solution in zip(self._tallies, self.solutions, strict=True):
+            self._tally(tally, solution, frames, keep_whole=self.block_count == 1)
+        self.blocks_done += 1
+        self.seconds["write"] += time.perf_counter() - started
+
+    @staticmethod
+    def _tally(tally: _ChainTally, solution, frames: np.ndarray, *, keep_whole: bool) -> None:
+        """Add a keyed block's results to the chain's tally; the solution is kept whole for a bake
+        of one block (its status reads it as it is), else only its last frame."""
+        outcome = solution.outcome
+        tally.converged += int(np.sum(outcome.converged))
+        tally.all_converged = tally.all_converged and bool(np.all(outcome.converged))
+        tally.max_error = max(tally.max_error, float(np.max(outcome.position_error)))
+        tally.max_orientation_error = max(tally.max_orientation_error, float(np.max(outcome.orientation_error)))
+        tally.max_iterations = max(tally.max_iterations, int(np.max(outcome.iterations)))
+        tally.max_restarts = max(tally.max_restarts, int(np.max(outcome.restarts)))
+        if tally.tail is None:
+            jump_frames, turns = solve_adapter.visible_jumps(outcome, frames)
+        else:
+            # The poses keyed last before this block come first, so a jump at the seam is seen
+            # as any other (and one just after it is measured against the step before).
+            kept_frames, kept = tally.tail
+            joined = replace(outcome, rotations=np.concatenate((kept, outcome.rotations)))
+            jump_frames, turns = solve_adapter.visible_jumps(joined, np.concatenate((kept_frames, frames)))
+            new = jump_frames > kept_frames[-1]
+            jump_frames, turns = jump_frames[new], turns[new]
+        tally.jump_frames += jump_frames.tolist()
+        tally.jump_turns += turns.tolist()
+        tally.tail = (frames[-2:].copy(), outcome.rotations[-2:].copy())
+        if keep_whole:
+            tally.last_solution = solution
+            return
+        last = slice(-1, None)  # (a block's arrays are what the next block must not hold on to)
+        tally.last_solution = replace(
+            solution,
+            outcome=replace(
+                outcome,
+                rotations=outcome.rotations[last].copy(),
+                position_error=np.array([tally.max_error]),
+                orientation_error=np.array([tally.max_orientation_error]),
+                iterations=np.array([tally.max_iterations]),
+                restarts=np.array([tally.max_restarts]),
+                converged=np.array([tally.all_converged]),
+            ),
+            root_world=None,
+            target_root=None,
         )
+
+    def finish(self) -> BakeSummary:
+        """Once every block's keys are held: write them (into the active action, a new one, or a
+        new NLA strip's), every chain's status and Manual mode, warnings, and the summary."""
+        started = time.perf_counter()
+        settings = self.settings
+        action = self._target_action()
+        frame_range = (float(settings.frame_start), float(settings.frame_end))  # with a step, keys between go too
+        keys, channels = 0, []
+        while self._held:  # channel by channel, each let go once written
+            held = self._held.pop(0)
+            channel = keyframes.ChannelKeys(
+                data_path=held.data_path,
+                index=held.index,
+                group=held.group,
+                frames=np.concatenate(held.frames),
+                values=np.concatenate(held.values),
+            )
+            keys += keyframes.write_channels(
+                action, self.ob, [channel], frame_range=frame_range, interpolation=settings.interpolation
+            )
+            channels.append(replace(channel, frames=channel.frames[:0], values=channel.values[:0]))
         if settings.destination == "NLA":
             self._add_nla_strip(action)
         warnings = []
         converged, max_error = 0, 0.0
-        for chain, solution in zip(self.chains, self.solutions, strict=True):
-            outcome = solution.outcome
-            converged += int(np.sum(outcome.converged))
-            max_error = max(max_error, float(np.max(outcome.position_error)))
+        for chain, tally in zip(self.chains, self._tallies, strict=True):
+            solution = tally.last_solution
+            converged += tally.converged
+            max_error = max(max_error, tally.max_error)
             warnings += [f"{rig_reader.chain_label(chain)}: {w}" for w in solution.rig.warnings]
-            jump_frames, turns = solve_adapter.visible_jumps(outcome, self.frames)
+            jump_frames, turns = np.array(tally.jump_frames), np.array(tally.jump_turns)
             if jump_frames.size:
                 warnings.append(f"{rig_reader.chain_label(chain)}: {jumps_warning(jump_frames, turns)}")
-            if outcome.wrap_jump:
-                warnings.append(f"{rig_reader.chain_label(chain)}: {self._wrap_warning(outcome.wrap_jump)}")
+            if solution.outcome.wrap_jump:
+                warnings.append(f"{rig_reader.chain_label(chain)}: {self._wrap_warning(solution.outcome.wrap_jump)}")
             report = pose_solve.ChainReport(chain, solution, None)
             pose_solve.record_status(chain, report, jump_frames, float(np.max(turns, initial=0.0)))
             if settings.set_manual and chain.mode != "MANUAL":
@@ -391,8 +625,11 @@ class Bake:
             warnings.append(f"the active action '{anim.action.name}' plays on top of the new NLA strip")
         warnings += self._played_differently(action, channels)
         self._show_new_keys()
-        self.seconds["write"] = time.perf_counter() - started
+        self.seconds["write"] += time.perf_counter() - started
         runtime.last_bake_seconds = {**self.seconds, "gather_path": self.gather_path}
+        bone_frames = len(self.frames) * sum(len(rig.bone_names) for rig in self.rigs)
+        if bone_frames >= MEASURED_FROM_BONE_FRAMES:
+            runtime.bake_seconds_per_bone_frame = sum(self.seconds.values()) / bone_frames
         return BakeSummary(
             chains=len(self.chains),
             frames=len(self.frames),

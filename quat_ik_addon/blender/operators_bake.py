@@ -6,6 +6,12 @@ stays live; Esc cancels with nothing changed, stopping a chain's solve at its ne
 Python or the command line (exec) it runs to the end in one go and prints a progress line
 every 10% of frames read (and of chains solved, for several chains), for bakes of 100 frames
 or more, and a chain's own progress once it has solved for a while. Undoable either way.
+
+A range longer than ``bake.BLOCK_FRAMES`` is read and solved a block at a time (the progress
+goes block by block), so its working memory stays bounded; its keys are written at the end,
+and Esc still leaves the scene as it was. Before a long bake starts, its dialog says what it
+will cost (``bake.bake_cost``: time and the keys' memory), and a bake from Python or the
+command line prints that estimate first.
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ SOLVE_POLL_S = 0.02
 
 
 SLOW_CHAIN_S = 2.0  # a chain solving longer than this prints its own progress in the background
+# A bake expected to take this long (or of more than one block) says what it will cost first.
+LONG_BAKE_S = 10.0
 
 
 class _ConsoleProgress:
@@ -56,10 +64,14 @@ class _ConsoleProgress:
     (the solver's checkpoints, ``within_chain``) once it has been solving for ``SLOW_CHAIN_S``."""
 
     def __init__(self, job) -> None:
+        self.job = job
         self.frames, self.names = len(job.frames), [rig.chain_name for rig in job.rigs]
         self.started = self.chain_started = time.perf_counter()
         self.tenths = {"read": 0, "solve": 0}
         self.solved, self.chain_fraction = 0, 0.0
+        cost = long_bake_cost(job)
+        if cost is not None:
+            self._print(f"{cost.text()}, {job.block_count} block(s) of up to {_block_frames():,} frames")
 
     def _print(self, text: str) -> None:
         print(f"Quat IK bake: {text} ({time.perf_counter() - self.started:.1f} s)")
@@ -72,12 +84,16 @@ class _ConsoleProgress:
                 time.perf_counter(),
                 0.0,
             )
+        blocks = self.job.block_count
+        fraction = (self.job.block_index + fraction) / blocks  # of the whole range
         tenths = int(fraction * 10.0 + 1e-9)
         if self.frames < 100 or tenths <= self.tenths[phase]:
             return
         self.tenths[phase] = tenths
         if phase == "read":
             self._print(f"{fraction:4.0%} of {self.frames} frames read")
+        elif blocks > 1:
+            self._print(f"{fraction:4.0%} of {self.frames} frames solved")
         elif len(self.names) > 1:
             self._print(f"{self.solved} of {len(self.names)} chains solved")
 
@@ -87,6 +103,20 @@ class _ConsoleProgress:
         if self.frames >= 100 and slow and self.chain_fraction < fraction < 1.0:
             self._print(f"solving '{self.names[self.solved]}': {fraction:.0%}")
         self.chain_fraction = max(self.chain_fraction, fraction)
+
+
+def _block_frames() -> int:
+    from . import bake
+
+    return bake.BLOCK_FRAMES
+
+
+def long_bake_cost(job):
+    """``bake.bake_cost`` of a Bake when it is long (``LONG_BAKE_S`` or more than one block), else None."""
+    from . import bake
+
+    cost = bake.bake_cost(len(job.frames), sum(len(rig.bone_names) for rig in job.rigs))
+    return cost if cost.seconds >= LONG_BAKE_S or job.block_count > 1 else None
 
 
 class QUATIK_OT_bake(bpy.types.Operator):
@@ -252,16 +282,34 @@ class QUATIK_OT_bake(bpy.types.Operator):
     def _steps(job, depsgraph_getter, threaded: bool = False) -> Iterator[tuple[str, float, str]]:
         """Read the inputs, then solve chain by chain, changing nothing: yields (phase "read"
         or "solve", the fraction of that phase done, what is being done) after each frame
-        read and each chain solved, and ``threaded`` while a chain solves in a worker thread."""
+        read and each chain solved, and ``threaded`` while a chain solves in a worker thread.
+        A range of several blocks goes on block by block (``job.block_index``; fractions are of
+        the block's phase); ``_finish`` writes the keys."""
+        blocks = job.block_count
+
+        def in_block(doing: str) -> str:
+            if blocks == 1:
+                return doing
+            first, end = job.blocks[job.block_index]
+            return f"frames {int(job.frames[first])}-{int(job.frames[end - 1])} of {len(job.frames)}: {doing}"
+
         for fraction in job.gather(depsgraph_getter):
-            yield "read", fraction, "reading frame inputs"
+            yield "read", fraction, in_block("reading frame inputs")
         names = [rig.chain_name for rig in job.rigs]
-        yield "solve", 0.0, f"solving '{names[0]}' (1 of {len(names)})"
+
+        def solving(solved: int) -> str:
+            if solved < len(names):
+                return in_block(f"solving '{names[solved]}' ({solved + 1} of {len(names)})")
+            return in_block("writing keys" if job.block_index + 1 == blocks else "solved")
+
+        yield "solve", 0.0, solving(0)
         for solved, within in job.solve_steps(threaded):
-            doing = (
-                f"solving '{names[solved]}' ({solved + 1} of {len(names)})" if solved < len(names) else "writing keys"
-            )
-            yield "solve", (solved + within) / len(names), doing
+            yield "solve", (solved + within) / len(names), solving(solved)
+        for phase, fraction in job.block_steps(threaded):
+            if phase == "read":
+                yield "read", fraction, in_block("reading frame inputs")
+            else:
+                yield "solve", fraction, solving(min(int(fraction * len(names)), len(names)))
 
     # ------------------------------------------------------------------ exec (Python, command line)
 
@@ -347,8 +395,10 @@ class QUATIK_OT_bake(bpy.types.Operator):
             # Back to Blender within the budget, and after every chain solved (one may take
             # seconds): the bar and the status line move, and Esc is seen between steps.
             for phase, fraction, following in self._steps_left:
-                # Reading fills the first half of the bar, solving the second.
-                context.window_manager.progress_update(int(500 * fraction + (500 if phase == "solve" else 0)))
+                # Reading fills the first half of (each block's share of) the bar, solving the second.
+                within = 500 * fraction + (500 if phase == "solve" else 0)
+                job = self._job
+                context.window_manager.progress_update(int((1000 * job.block_index + within) / job.block_count))
                 if phase == "solve" and self._timer.time_step != SOLVE_POLL_S:
                     self._poll_every(context, SOLVE_POLL_S)
                 runtime.bake_progress.update(
@@ -386,6 +436,26 @@ class QUATIK_OT_bake(bpy.types.Operator):
         layout.prop(self, "ease_jumps")
         layout.prop(self, "cyclic")
         layout.prop(self, "set_manual")
+        cost = self._cost_shown(context)
+        if cost is not None:
+            box = layout.box()
+            box.label(text=cost.text(), icon="TIME")
+            if cost.frames > _block_frames() and not self.cyclic:
+                box.label(text=f"Solved {_block_frames():,} frames at a time, keyed at the end")
+
+    def _cost_shown(self, context):
+        """What the bake in the dialog will cost, when it is long enough to say (else None)."""
+        from . import bake, rig_reader
+        from .errors import ChainError
+
+        frames = bake.frame_count(self.frame_start, self.frame_end, self.step)
+        try:
+            ob = self._armature(context)
+            bones = sum(len(rig_reader.chain_bone_names(ob, c.tip_bone, c.chain_length)) for c in self._chains(ob))
+        except ChainError:
+            return None  # the bake will say what is wrong when it starts
+        cost = bake.bake_cost(frames, bones)
+        return cost if bones and (cost.seconds >= LONG_BAKE_S or frames > _block_frames()) else None
 
 
 CLASSES = (QUATIK_OT_bake,)

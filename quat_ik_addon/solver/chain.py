@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
 from .chain_clamp import ChainClamp
+from .entry_checks import finite_array, normalisable_rows
 from .limit_contacts import LimitContacts
 from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike, parameter_digest
 from .native import kernel_calls
@@ -27,6 +28,13 @@ Array = NDArray[np.float64]
 # Batches of at most this many bone rotations (N·n) get their frames by a prefix scan, larger
 # ones bone by bone (the crossover measured on 10- and 30-bone chains).
 _PREFIX_SCAN_ROWS = 256
+# Sizes the solver holds: bone lengths and offsets up to this, with goals up to
+# ``goals.MAX_COORDINATE``, keep the products it squares (lengths times distances) inside
+# float range. Below the smallest reach ``SolveSettings.angle_tolerance`` divides by 1e-12
+# instead of the reach, and no goal with an orientation is met; 1e-9 is also the rig spec's
+# shortest bone.
+LARGEST_SIZE = 1e50
+SMALLEST_REACH = 1e-9
 
 
 @dataclass(frozen=True)
@@ -68,28 +76,30 @@ class Chain:
 
     def __post_init__(self) -> None:
         n = len(self.bone_names)
-        rest_rotations = quat.normalize(np.asarray(self.rest_rotations, dtype=float).reshape(n, 4))
+        if n == 0:
+            raise ValueError("a chain needs at least one bone")
+        rest_rotations = quat.normalize(normalisable_rows(self.rest_rotations, "rest rotations", (n, 4)))
         object.__setattr__(self, "bone_names", tuple(self.bone_names))
         object.__setattr__(self, "rest_rotations", rest_rotations)
-        object.__setattr__(self, "rest_offsets", np.asarray(self.rest_offsets, dtype=float).reshape(n, 3))
-        object.__setattr__(self, "lengths", np.asarray(self.lengths, dtype=float).reshape(n))
-        object.__setattr__(self, "effector_offset", np.asarray(self.effector_offset, dtype=float).reshape(3))
+        object.__setattr__(self, "rest_offsets", finite_array(self.rest_offsets, (n, 3), "rest offsets"))
+        object.__setattr__(self, "lengths", finite_array(self.lengths, (n,), "bone lengths"))
+        object.__setattr__(self, "effector_offset", finite_array(self.effector_offset, (3,), "effector offset"))
         limits = tuple(self.limits) if self.limits else tuple(FreeJoint() for _ in range(n))
         if len(limits) != n:
             raise ValueError(f"chain has {n} bones but {len(limits)} limits")
         object.__setattr__(self, "limits", limits)
-        if n == 0:
-            raise ValueError("a chain needs at least one bone")
-        if np.any(self.lengths <= 0.0) or not np.all(np.isfinite(self.lengths)):
-            raise ValueError(f"bone lengths must be positive and finite: {self.lengths}")
-        for name in ("rest_rotations", "rest_offsets", "effector_offset"):
-            if not np.all(np.isfinite(getattr(self, name))):
-                raise ValueError(f"{name.replace('_', ' ')} contain NaN or infinity")
+        if np.any(self.lengths <= 0.0):
+            raise ValueError(f"bone lengths must be positive: {self.lengths}")
+        for name in ("lengths", "rest_offsets", "effector_offset"):
+            if np.max(np.abs(getattr(self, name))) > LARGEST_SIZE:
+                raise ValueError(f"{name.replace('_', ' ')} must lie within ±{LARGEST_SIZE:g}")
         tip_vector = np.array([0.0, self.lengths[-1], 0.0]) + self.effector_offset
         reach = float(np.sum(np.linalg.norm(self.rest_offsets[1:], axis=-1)) + np.linalg.norm(tip_vector))
         if not reach > 1e-9 * float(np.max(self.lengths)):
             # Reach sets the solver's scales (damping, the weight of orientation): at 0 there are none.
             raise ValueError("the effector sits on the chain's first joint: nothing to reach with (reach 0)")
+        if reach < SMALLEST_REACH:
+            raise ValueError(f"the chain reaches {reach:g}: too small to solve (at least {SMALLEST_REACH:g})")
         # Read on every iteration of every solve: computed once.
         object.__setattr__(self, "_tip_vector", tip_vector)
         object.__setattr__(self, "_reach", reach)

@@ -17,6 +17,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
 from .alignment import best_hinge_turn, best_turn
+from .entry_checks import normalisable, real_number
+from .entry_checks import stiffness as checked_stiffness
 from .reach_windows import ReachWindow, ReachWindows
 
 Array = NDArray[np.float64]
@@ -39,6 +41,8 @@ class AngleRange:
 
     def __post_init__(self) -> None:
         turn = 2.0 * np.pi + 1e-12
+        real_number(self.minimum, "angle range minimum")
+        real_number(self.maximum, "angle range maximum")
         if not (-turn <= self.minimum <= self.maximum <= turn and self.maximum - self.minimum <= turn):
             raise ValueError(
                 f"angle range [{self.minimum}, {self.maximum}] must satisfy -2pi <= min <= max <= 2pi "
@@ -98,6 +102,9 @@ class FreeJoint:
 
     stiffness: float = 0.0
 
+    def __post_init__(self) -> None:
+        checked_stiffness(self.stiffness)
+
     def clamp(self, q: Array) -> Array:
         return quat.normalize(q)
 
@@ -117,6 +124,9 @@ class FixedJoint:
     """No rotation: the bone stays at its rest orientation."""
 
     stiffness: float = 1.0
+
+    def __post_init__(self) -> None:
+        checked_stiffness(self.stiffness)
 
     def clamp(self, q: Array) -> Array:
         return np.broadcast_to(quat.IDENTITY, np.shape(q)).copy()
@@ -143,10 +153,11 @@ class HingeJoint:
     stiffness: float = 0.0
 
     def __post_init__(self) -> None:
-        axis = np.asarray(self.axis, dtype=float).reshape(3)
-        if not (np.all(np.isfinite(axis)) and np.linalg.norm(axis) > 1e-12):
-            raise ValueError(f"a hinge axis must be a finite, nonzero vector, not {axis.tolist()}")
+        axis = normalisable(self.axis, "hinge axis")
         object.__setattr__(self, "axis", axis / np.linalg.norm(axis))
+        if self.angle_range is not None and not isinstance(self.angle_range, AngleRange):
+            raise ValueError(f"a hinge's angle range must be an AngleRange or None, not {self.angle_range!r}")
+        checked_stiffness(self.stiffness, "hinge stiffness")
 
     @property
     def centre(self) -> Array:
@@ -205,8 +216,12 @@ class BallJoint:
             raise ValueError(f"clamp_mode must be one of {CLAMP_MODES}, not {self.clamp_mode!r}")
         object.__setattr__(self, "windows", tuple(self.windows))
         object.__setattr__(self, "_reach", ReachWindows(self.windows) if self.windows else None)
+        if self.twist_range is not None and not isinstance(self.twist_range, AngleRange):
+            raise ValueError(f"a twist range must be an AngleRange or None, not {self.twist_range!r}")
+        checked_stiffness(self.stiffness, "ball joint stiffness")
         if self.twist_reference is not None:
-            reference = quat.normalize(np.asarray(self.twist_reference, dtype=float).reshape(4))
+            # (A zero quaternion would silently become the identity.)
+            reference = quat.normalize(normalisable(self.twist_reference, "twist reference", size=4))
             object.__setattr__(self, "twist_reference", reference)
 
     def split(self, q: Array) -> tuple[Array, Array]:

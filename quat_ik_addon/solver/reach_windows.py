@@ -25,7 +25,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
+from .entry_checks import finite_array, normalisable, number_in
 from .quaternion import any_perpendicular, direction_angle
+from .window_frames import polygon_plane_problem
 
 Array = NDArray[np.float64]
 
@@ -35,12 +37,36 @@ SECULAR_SETTLED = 1e-13  # ... and its secular equation's, in μ (∈ (0, 1))
 SECULAR_STEPS = 40  # a bound: from the circular start Newton settles in 2-4 steps
 FRONT_MIN = 1e-9  # a direction this far in front of the window plane has a secular root
 SKEW_REFUSED = 1e-9  # an elliptic window's axes further than this from perpendicular are refused
+FLAT_REFUSED = 1e-6  # a polygon window's unit axes and centre spanning less volume than this are refused
 SCALAR_ROWS = 16  # clamps of at most this many directions run per direction in plain Python
+# An elliptic window's half-angles: narrower than the rig spec's 0.01°, the closest point on so
+# eccentric an ellipse loses digits (and at 0 its radius divides by zero); at 90° and beyond
+# its tangent has no ellipse.
+MIN_ELLIPSE_HALF_ANGLE = math.radians(0.01)
+# A polygon's plane coordinates: the tangent of the widest corner a rig spec allows (just under
+# 90°) is below 2e16; its edges' normals square numbers up to the fourth power of these, which
+# stays inside float range to about 1e77.
+LARGEST_PLANE_COORDINATE = 1e60
 
 
 def _unit(v: ArrayLike) -> Array:
     v = np.asarray(v, dtype=float)
     return v / quat.length(v)[..., None]
+
+
+def _window_axes(window, names: tuple[str, ...]) -> tuple[Array, ...]:
+    """The window's named direction fields, each finite and non-zero (``entry_checks``)."""
+    return tuple(normalisable(getattr(window, name), f"window {name.replace('_', ' ')}") for name in names)
+
+
+def _check_perpendicular(center: Array, plane_x: Array, plane_y: Array, shape: str) -> Array:
+    """The unit rows plane_x, plane_y, center; ValueError unless perpendicular within SKEW_REFUSED."""
+    basis = np.stack((plane_x, plane_y, center))
+    if not np.allclose(basis @ basis.T, np.eye(3), rtol=0.0, atol=SKEW_REFUSED):
+        # The rim is drawn in the plane axes and the inside test measured along them: on
+        # skewed axes the two describe different cones, and the clamp left directions outside.
+        raise ValueError(f"{shape}'s plane axes must be perpendicular to each other and to its centre")
+    return basis
 
 
 def _dot(a: Array, b: Array) -> Array:
@@ -67,7 +93,9 @@ class ConeWindow:
     half_angle: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "center", _unit(self.center))
+        (center,) = _window_axes(self, ("center",))
+        number_in(self.half_angle, 0.0, np.pi, "cone half-angle", low_open=True)
+        object.__setattr__(self, "center", _unit(center))
 
     @property
     def accept_axis(self) -> Array:
@@ -102,7 +130,7 @@ class EllipticConeWindow:
 
     ``plane_x``, ``plane_y`` span the plane (unit, perpendicular to ``center`` and to each
     other: ``window_frames.window_plane_axes`` makes them); ``half_angles`` are (a, b) in
-    radians, each in (0, π/2). Zhong 2000 notes a hip needs such a cone.
+    radians, each in [``MIN_ELLIPSE_HALF_ANGLE``, π/2). Zhong 2000 notes a hip needs such a cone.
     """
 
     center: Array
@@ -114,16 +142,16 @@ class EllipticConeWindow:
     _basis: Array | None = field(init=False, repr=False)  # rows plane_x, plane_y, center when orthonormal
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "center", _unit(self.center))
-        object.__setattr__(self, "plane_x", _unit(self.plane_x))
-        object.__setattr__(self, "plane_y", _unit(self.plane_y))
+        center, plane_x, plane_y = _window_axes(self, ("center", "plane_x", "plane_y"))
+        half_angles = finite_array(self.half_angles, (2,), "elliptic window half-angles")
+        for angle in half_angles.tolist():
+            number_in(angle, MIN_ELLIPSE_HALF_ANGLE, 0.5 * np.pi, "elliptic window half-angle", high_open=True)
+        object.__setattr__(self, "center", _unit(center))
+        object.__setattr__(self, "plane_x", _unit(plane_x))
+        object.__setattr__(self, "plane_y", _unit(plane_y))
+        basis = _check_perpendicular(self.center, self.plane_x, self.plane_y, "an elliptic window")
         object.__setattr__(self, "_radii", np.tan(np.asarray(self.half_angles, dtype=float)))
         object.__setattr__(self, "_coarse_rim", self.rim(np.arange(64) * (2.0 * np.pi / 64)))
-        basis = np.stack((self.plane_x, self.plane_y, self.center))
-        if not np.allclose(basis @ basis.T, np.eye(3), rtol=0.0, atol=SKEW_REFUSED):
-            # The rim is drawn in the plane axes and the inside test measured along them: on
-            # skewed axes the two describe different cones, and the clamp left directions outside.
-            raise ValueError("an elliptic window's plane axes must be perpendicular to each other and to its centre")
         orthonormal = np.allclose(basis @ basis.T, np.eye(3), rtol=0.0, atol=1e-12)
         object.__setattr__(self, "_basis", basis if orthonormal else None)
 
@@ -300,8 +328,18 @@ class PolygonWindow:
     _accept_cos: float = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        center, plane_x, plane_y = _unit(self.center), _unit(self.plane_x), _unit(self.plane_y)
-        vertices = np.asarray(self.vertices, dtype=float)
+        center, plane_x, plane_y = (_unit(v) for v in _window_axes(self, ("center", "plane_x", "plane_y")))
+        if abs(float(np.linalg.det(np.stack((plane_x, plane_y, center))))) < FLAT_REFUSED:
+            # (Skewed axes are fine: the corners' directions make the cone.)
+            raise ValueError("a polygon window's centre and plane axes must point three ways, not lie in one plane")
+        vertices = finite_array(self.vertices, (-1, 2), "polygon window corners")
+        if np.max(np.abs(vertices), initial=0.0) > LARGEST_PLANE_COORDINATE:
+            raise ValueError(
+                f"polygon window corners must lie within ±{LARGEST_PLANE_COORDINATE:g} on the window plane"
+            )
+        problem = polygon_plane_problem(vertices)
+        if problem is not None:
+            raise ValueError(f"polygon window: {problem}")
         reference = _unit(center + vertices.mean(axis=0) @ np.stack((plane_x, plane_y)))
         axes = np.stack((plane_x, plane_y))
 
@@ -317,6 +355,8 @@ class PolygonWindow:
             # Clockwise as seen from outside: reverse so that every V_k × V_k+1 points inwards,
             # which the edge-arc tests in closest() rely on.
             corners, normals = corners_and_normals(vertices[::-1])
+        if not (np.all(np.isfinite(normals)) and np.all(normals @ reference > 0.0)):
+            raise ValueError("a polygon window's corners make no cone around their middle (the polygon is too thin)")
         # Blow's inscribed circle: the cone around the reference that touches the nearest wall.
         accept_angle = float(np.min(np.arcsin(np.clip(normals @ reference, -1.0, 1.0))))
         for name, value in (

@@ -245,14 +245,15 @@ def _depths(parent_of: Sequence[int]) -> np.ndarray:
     count = len(parent_of)
     depth = np.full(count, -1)
     for start in range(count):
-        path = []
+        path, on_path = [], set()  # (the set keeps a 20,000-bone lineage linear)
         bone = start
         while bone != -1 and depth[bone] < 0:
-            if bone in path:
+            if bone in on_path:
                 raise ValueError(f"parent links form a cycle through bone {bone}")
             if not 0 <= bone < count:
                 raise ValueError(f"parent index {bone} is out of range")
             path.append(bone)
+            on_path.add(bone)
             bone = parent_of[bone]
         base = -1 if bone == -1 else int(depth[bone])
         for offset, member in enumerate(reversed(path), start=1):
@@ -260,17 +261,30 @@ def _depths(parent_of: Sequence[int]) -> np.ndarray:
     return depth
 
 
-def spec_rest_matrices(spec: RigSpec) -> dict[str, np.ndarray]:
-    """``bone.matrix_local`` (armature space, 4x4) of every bone of a rig spec, by name."""
-    names = spec.bone_names
-    index = {name: i for i, name in enumerate(names)}
+def spec_rest_matrices(spec: RigSpec, bone_names: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+    """``bone.matrix_local`` (armature space, 4x4) of a rig spec's bones, by name: of every
+    bone, or of ``bone_names`` and their ancestors only (each bone's frame is built through its
+    parent's, so nothing else is needed; a chain's cost then grows with its lineage, not the rig)."""
+    bones = spec.bones if bone_names is None else _with_ancestors(spec, bone_names)
+    index = {bone.name: i for i, bone in enumerate(bones)}
     matrices = armature_rest_matrices(
-        np.array([b.head for b in spec.bones]),
-        np.array([b.tail for b in spec.bones]),
-        np.radians([b.roll_deg for b in spec.bones]),
-        [None if b.parent is None else index[b.parent] for b in spec.bones],
+        np.array([b.head for b in bones]),
+        np.array([b.tail for b in bones]),
+        np.radians([b.roll_deg for b in bones]),
+        [None if b.parent is None else index[b.parent] for b in bones],
     )
-    return dict(zip(names, matrices, strict=True))
+    return dict(zip(index, matrices, strict=True))
+
+
+def _with_ancestors(spec: RigSpec, bone_names: Sequence[str]) -> list:
+    """The named bones and all their ancestors, each once (found by walking up: the rest of the
+    rig is never looked at)."""
+    found: dict = {}
+    for name in bone_names:
+        while name is not None and name not in found:
+            found[name] = spec.bone(name)
+            name = found[name].parent
+    return list(found.values())
 
 
 @dataclass(frozen=True, eq=False)
@@ -310,7 +324,7 @@ def spec_rest_frames(spec: RigSpec, bone_names: Sequence[str]) -> ChainRestFrame
         if parent != previous:
             raise ValueError(f"bone {name!r} follows {previous!r} in the chain but its parent is {parent!r}")
     bones = [spec.bone(name) for name in names]
-    all_matrices = spec_rest_matrices(spec)
+    all_matrices = spec_rest_matrices(spec, names)
     root_parent = bones[0].parent
     parent_matrix = np.eye(4) if root_parent is None else all_matrices[root_parent]
     matrices = np.array([all_matrices[name] for name in names])

@@ -110,12 +110,26 @@ def as_written(number: float) -> str:
 # --------------------------------------------------------------------------- value checks
 
 
+# Every number of a rig spec lies within ±this. Blender keeps the values in single precision
+# (up to 3.4e38) and both it and the solver square them (lengths, normalising directions):
+# 1e12 squared stays far inside either float range, and no rig, angle or direction needs more.
+LARGEST_NUMBER = 1e12
+
+
 def checked_number(value: object, field: str | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise RigSpecError(f"expected a number, got {shown(value)}", field=field)
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # a JSON integer of hundreds of digits
+        # (Digits from the bit length: Python refuses to print an integer of 4,300 digits or more.)
+        digits = int(int(value).bit_length() * math.log10(2)) + 1 if isinstance(value, numbers.Integral) else None
+        size = f"an integer of about {digits} digits" if digits else shown(value)
+        raise RigSpecError(f"{size} is too large: numbers lie within ±{LARGEST_NUMBER:g}", field=field) from None
     if not math.isfinite(result):
         raise RigSpecError(f"must be finite, got {result}", field=field)
+    if abs(result) > LARGEST_NUMBER:
+        raise RigSpecError(f"{result:g} is too large: numbers lie within ±{LARGEST_NUMBER:g}", field=field)
     return result
 
 
