@@ -1,5 +1,6 @@
-# The two commands the README names. Each one sets up everything it needs from scratch, so
-# both work on a fresh clone and on a fresh CI machine (.ci/run calls `make test`):
+# The two commands the README names (and `make zip`, the add-on alone: see its target). Each one
+# sets up everything it needs from scratch, so both work on a fresh clone and on a fresh CI
+# machine (.ci/run calls `make test`):
 #   make test  - pytest, the whole suite (solver, bpy 5.0, Blender 3.4 binary, window tests, and
 #                the version-matrix smoke in bpy 4.2 and 4.5 from their own venvs), then the
 #                solver's tests again on the numpy path with numpy's AVX-512/AVX2/FMA kernels off
@@ -28,7 +29,7 @@ COMPAT_VENVS := .venv-bpy42 .venv-bpy45
 # convex hull once did). Features a CPU lacks are ignored.
 NARROW_SIMD := AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX2 FMA3
 
-.PHONY: test demo screenshots venv compat-venvs debian-packages native extension
+.PHONY: test demo screenshots zip venv compat-venvs debian-packages native extension
 
 # The whole suite runs on the native kernel; the solver's tests then run again on the numpy
 # reference (QUAT_IK_NATIVE=0), with numpy's wide SIMD kernels off as on an older CPU.
@@ -36,9 +37,8 @@ test: venv compat-venvs debian-packages extension
 	$(VENV_PYTHON) -m pytest
 	QUAT_IK_NATIVE=0 NPY_DISABLE_CPU_FEATURES="$(NARROW_SIMD)" $(VENV_PYTHON) -m pytest -q tests/solver --ignore=tests/solver/native
 
-# The demo runs in the bpy module only, so missing Debian packages are reported, not fatal.
+# The demo runs in the bpy module only: it needs .venv and nothing from the system.
 demo: venv extension
-	-tools/ensure_debian_packages.sh
 	$(VENV_PYTHON) tools/demo.py
 
 # Regenerates docs/screenshots/ from the real-window tests (tools/screenshots.py).
@@ -76,3 +76,20 @@ native: venv
 
 extension: venv native
 	$(VENV_PYTHON) tools/build_extension.py
+
+# The add-on zip without the test set-up: .venv-zip holds only the ziglang wheel pinned in
+# pyproject.toml (Zig's C compiler, about 410 MB), so the zip carries the native kernel; no bpy,
+# so the zip is written with zipfile and Blender's validator runs in `make test` instead.
+# `python3 tools/build_extension.py` alone (any Python 3.11+) builds it without the kernel.
+ZIGLANG_PIN := $(shell grep -o 'ziglang==[0-9.]*' pyproject.toml)
+
+zip: .venv-zip/.ziglang-installed
+	.venv-zip/bin/python tools/build_extension.py
+
+.venv-zip/.ziglang-installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "make: need Python 3.11 or later (tomllib), got $(PYTHON); run: make zip PYTHON=/path/to/python3" >&2; exit 1; }
+	test -x .venv-zip/bin/python || $(PYTHON) -m venv .venv-zip
+	echo '*' > .venv-zip/.gitignore  # as Python 3.13's venv does: git ignores the whole venv
+	.venv-zip/bin/python -m pip install --quiet $(ZIGLANG_PIN)
+	touch $@

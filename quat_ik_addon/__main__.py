@@ -3,8 +3,9 @@
 Needs only the ``bpy`` module (``pip install bpy``), no Blender install or GUI. It registers
 the add-on in this process if no installed copy is enabled, opens the file, runs the same
 ``quat_ik.bake`` operator the UI runs, and saves the result (to ``-o``, or over the input
-with ``--in-place``). Exit status: 0 on success, 1 when the bake reports an error, 2 for bad
-arguments. ``--version`` prints the add-on's version and the solver path (native kernel or
+with ``--in-place``). Exit status: 0 on success, 1 when the file cannot be opened or the bake
+reports an error, 2 for bad arguments (a file that is not a .blend among them), each said in one
+line. ``--version`` prints the add-on's version and the solver path (native kernel or
 numpy) without starting Blender; ``bake --kernel numpy`` bakes on the numpy solver. See
 docs/headless.md.
 """
@@ -19,6 +20,17 @@ import sys
 
 MAX_FRAME = 1_048_574  # blender.compat.MAX_FRAME, not imported: bpy loads after the arguments pass
 FRAMES = re.compile(r"\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*)?")
+# How a .blend file starts: plain, gzip-compressed (Blender before 3.0) or zstd-compressed.
+BLEND_MAGIC = (b"BLENDER", b"\x1f\x8b", b"\x28\xb5\x2f\xfd")
+
+
+def _looks_like_blend(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(7)
+    except OSError:
+        return False
+    return head.startswith(BLEND_MAGIC)
 
 
 def _parse_frames(text: str) -> tuple[int, int]:
@@ -71,7 +83,9 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     bake.add_argument(
         "--frames",
         type=_parse_frames,
-        help="frame range START-END (default: the scene's); with a negative start write --frames=-10-20",
+        metavar="START-END|FRAME",
+        help="frame range START-END, or one FRAME alone (bakes that frame only); default: the scene's range; "
+        "with a negative start write --frames=-10-20",
     )
     bake.add_argument("--step", type=_whole_frames(1), default=1, help="key every STEP frames and the last (default 1)")
     bake.add_argument(
@@ -110,6 +124,8 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     # Checked before Blender starts, so a typo costs no bake.
     if not os.path.isfile(args.blend):
         parser.error(f"no .blend file at {args.blend!r}")
+    if not _looks_like_blend(args.blend):
+        parser.error(f"{args.blend!r} is not a .blend file")
     if args.output is not None:
         folder = os.path.dirname(os.path.abspath(args.output))
         if os.path.isdir(args.output) or not os.path.isdir(folder):
@@ -150,7 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         print("quat_ik: solving on numpy (--kernel numpy)")
     else:
         print(f"quat_ik: solving on {library.load()[1].describe()}")
-    bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
+    try:
+        bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
+    except RuntimeError as error:  # a damaged or unreadable file: Blender's own message, on one line
+        reason = " ".join(str(error).replace("Error:", "").split())
+        print(f"quat_ik bake: cannot open {args.blend}: {reason}", file=sys.stderr)
+        return 1
     options = {
         "armature": args.armature,
         "chain_name": args.chain,

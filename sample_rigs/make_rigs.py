@@ -1,6 +1,6 @@
 """Build the sample rigs: ``sample_rigs/<name>.blend`` and ``<name>.rig.json``, reproducibly.
 
-    .venv/bin/python sample_rigs/make_rigs.py                 # all six, into sample_rigs/
+    blender -b --factory-startup --python sample_rigs/make_rigs.py    # all six, into sample_rigs/ (Blender 3.4)
     .venv/bin/python sample_rigs/make_rigs.py --only leg,arm3 --out-dir /tmp/rigs
     blender -b --factory-startup --python sample_rigs/make_rigs.py -- --out-dir /tmp/rigs
 
@@ -10,8 +10,11 @@ bite, and a muted "Blender IK (comparison)" constraint with the closest limits B
 can express (the demo unmutes it to compare). The .rig.json beside it is the same rig in the
 rig-spec format (docs/rig_spec.md): bones, chains, limits.
 
-Runs in any Blender from 3.4 (files saved by a Blender open in that version and later ones).
-Uses the Quat IK add-on if it is enabled, else registers it from this checkout.
+Runs in any Blender from 3.4. A file saved by a Blender opens in that version and later ones,
+so the files committed in sample_rigs/ are saved by the oldest Blender the add-on supports
+(``OLDEST_BLENDER``, Debian's 3.4 binary): writing there from another version is refused;
+``--out-dir`` writes anywhere from any version. Uses the Quat IK add-on if it is enabled, else
+registers it from this checkout.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from sample_rigs.definitions import (  # noqa: E402
 )
 
 SAMPLE_RIGS_DIR = Path(__file__).resolve().parent
+OLDEST_BLENDER = (3, 4)  # the committed files are saved by this version, so every supported one opens them
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,9 @@ def make_rig(rig: SampleRig, out_dir: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:
-        argv = sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:]
+    if argv is None:  # after "--" in Blender's command line; a script run by Python has its own
+        script = Path(sys.argv[0]).resolve() == Path(__file__).resolve() if sys.argv else False
+        argv = sys.argv[sys.argv.index("--") + 1 :] if "--" in sys.argv else sys.argv[1:] if script else []
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=SAMPLE_RIGS_DIR, help="default: sample_rigs/")
     parser.add_argument("--only", default="", help="comma-separated rig names (default: all)")
@@ -91,6 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in RIGS_BY_NAME]
     if unknown:
         parser.error(f"unknown rig(s) {', '.join(unknown)}; rigs: {', '.join(RIGS_BY_NAME)}")
+    if args.out_dir.resolve() == SAMPLE_RIGS_DIR and tuple(bpy.app.version[:2]) != OLDEST_BLENDER:
+        oldest = ".".join(map(str, OLDEST_BLENDER))
+        parser.error(
+            f"the files in sample_rigs/ are saved by Blender {oldest}, the oldest supported, so that every "
+            f"supported Blender opens them; this is Blender {bpy.app.version_string}. Run "
+            "`blender -b --factory-startup --python sample_rigs/make_rigs.py` with Blender "
+            f"{oldest}, or write elsewhere with --out-dir"
+        )
     ensure_addon()
     for name in names:
         path = make_rig(RIGS_BY_NAME[name], args.out_dir.resolve())

@@ -21,16 +21,26 @@ Call ``.check()`` on the result to fail the test with the session's output unles
 succeeded. Most tests want the fixtures in ``tests/conftest.py`` instead: ``extension_zip``
 and ``run_bpy_with_addon``.
 
+Sessions are stopped when they go **silent**, not after a fixed total time: a busy or slow
+machine makes a session slower as a whole, while a session that hangs stops printing. Session
+scripts print as they go (``Checks`` prints every check), so ``run_watched`` stops a session
+only after ``SESSION_SILENCE_S`` without a line, and the failure quotes the last line printed:
+the check after it is the one that hung or was slow.
+
 This module is imported inside sessions too (for ``SUCCESS_MARKER``): keep it free of pytest
 and of anything the Blender 3.4 Python lacks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +49,11 @@ REPO_ROOT = TESTS_DIR.parent
 BOOTSTRAP = TESTS_DIR / "session_bootstrap.py"
 BLENDER_BINARY = Path(os.environ.get("QUAT_IK_BLENDER_BINARY", "/usr/bin/blender"))
 SUCCESS_MARKER = "QUAT_IK_SESSION_OK"
-SESSION_TIMEOUT_S = 600
+# A session that prints nothing for this long is stopped (the slowest single check of a session
+# takes well under a minute on a 2-core machine; five times that allows for a busy one).
+SESSION_SILENCE_S = 300
+# For callers that still give subprocess.run a total time limit.
+SESSION_TIMEOUT_S = 900
 # What the add-on's app handlers and timer print when they catch an exception they did not
 # expect (a bug: they must never raise into Blender, so they report instead). A session that
 # printed it fails, whatever its own checks said. (The overlay's draw callback is left out: in
@@ -53,16 +67,23 @@ class SessionResult:
     returncode: int
     stdout: str
     stderr: str
+    stalled: str = ""  # why the session was stopped (it went silent), or "" when it ended by itself
 
     @property
     def succeeded(self) -> bool:
-        return self.returncode == 0 and SUCCESS_MARKER in self.stdout and HANDLER_BUG_MARKER not in self.stdout
+        return (
+            not self.stalled
+            and self.returncode == 0
+            and SUCCESS_MARKER in self.stdout
+            and HANDLER_BUG_MARKER not in self.stdout
+        )
 
     def check(self) -> SessionResult:
         """Return self if the session succeeded, else raise AssertionError showing its output."""
         if not self.succeeded:
             raise AssertionError(
-                f"Blender session failed (exit {self.returncode}, success marker "
+                (f"{self.stalled}\n" if self.stalled else "")
+                + f"Blender session failed (exit {self.returncode}, success marker "
                 f"{'present' if SUCCESS_MARKER in self.stdout else 'missing'}"
                 f"{', a handler failed unexpectedly' if HANDLER_BUG_MARKER in self.stdout else ''})\n"
                 f"command: {' '.join(self.command)}\n"
@@ -70,6 +91,68 @@ class SessionResult:
                 f"--- stderr (last 80 lines) ---\n{_tail(self.stderr)}"
             )
         return self
+
+
+def run_watched(
+    command: list[str] | tuple[str, ...],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    silence_s: float = SESSION_SILENCE_S,
+    on_line=None,
+) -> SessionResult:
+    """Run ``command`` to its end, stopping it only when it prints nothing (stdout or stderr)
+    for ``silence_s`` seconds; ``on_line(line)`` sees each stdout line as it comes. The result's
+    ``stalled`` then says so and quotes the last line the session printed."""
+    # Unbuffered: a Python session's lines arrive as printed (Blender's own Python ignores the
+    # environment, so session scripts print with flush=True).
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
+    # A session of its own, so stopping it stops what it started too (xvfb-run's X server).
+    process = subprocess.Popen(
+        list(command),
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    streams: dict[str, list[str]] = {"stdout": [], "stderr": []}
+    last = {"time": time.monotonic(), "line": ""}
+    lock = threading.Lock()
+
+    def pump(name: str, stream) -> None:
+        for line in stream:
+            with lock:
+                streams[name].append(line)
+                last["time"], last["line"] = time.monotonic(), line.rstrip()
+            if on_line is not None and name == "stdout":
+                on_line(line.rstrip("\n"))
+
+    readers = [threading.Thread(target=pump, args=(name, getattr(process, name)), daemon=True) for name in streams]
+    for reader in readers:
+        reader.start()
+    started, stalled = time.monotonic(), ""
+    while process.poll() is None:
+        with lock:
+            quiet = time.monotonic() - last["time"]
+            last_line = last["line"]
+        if quiet > silence_s:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            stalled = (
+                f"the session printed nothing for {silence_s:.0f} s and was stopped "
+                f"({time.monotonic() - started:.0f} s after it started); its last line: {last_line!r}"
+            )
+            break
+        time.sleep(0.2)
+    process.wait()
+    for reader in readers:
+        reader.join(timeout=10)
+    return SessionResult(
+        tuple(command), process.returncode, "".join(streams["stdout"]), "".join(streams["stderr"]), stalled
+    )
 
 
 def run_in_bpy(script: Path | str, *args: str | Path, workdir: Path, addon_zip: Path | None = None) -> SessionResult:
@@ -105,10 +188,7 @@ def _run(
     script_args = [str(a.resolve()) if isinstance(a, Path) else a for a in args]
     command = (*launcher, "--", *install, str(script), *script_args)
     env = {**os.environ, "BLENDER_USER_RESOURCES": str(user_resources)}
-    completed = subprocess.run(
-        command, cwd=workdir, env=env, capture_output=True, text=True, timeout=SESSION_TIMEOUT_S, check=False
-    )
-    return SessionResult(command, completed.returncode, completed.stdout, completed.stderr)
+    return run_watched(command, cwd=workdir, env=env)
 
 
 def _tail(text: str, n_lines: int = 80) -> str:

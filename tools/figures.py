@@ -30,9 +30,18 @@ from tools.demo_metrics import joint_series  # noqa: E402
 
 IMAGES_DIR = REPO_ROOT / "docs" / "images"
 OURS, BLENDER, TARGET, LIMIT = "tab:blue", "tab:orange", "0.35", "tab:red"
+# The target path is a wide pale band under the tips' thin lines: where a tip reaches, its line
+# runs inside the band, and the band still shows on both sides of it.
+TARGET_BAND = {"color": "0.55", "lw": 7.0, "alpha": 0.35, "solid_capstyle": "round"}
+# Heat maps: the share of each limit used, 0 (the limit's middle) to 1 (at its edge) on a
+# sequential scale; beyond 1 + this (more than 1% of the range past the edge) in red.
+OUTSIDE_SHARE = 0.01
+OUTSIDE_COLOR = "tab:red"
+UNUSED_DEG = 1e-3  # a heat map whose largest angle is below this: no bone moved that way
 SOLVER_LABELS = {"quat_ik": "Quat IK", "blender_ik": "Blender IK"}
 SOLVER_COLORS = {"quat_ik": OURS, "blender_ik": BLENDER}
 MAX_JOINT_PANELS = 12  # more joints than this: heat maps instead of one panel pair per joint
+DEMO_DPI = 80
 
 
 # --------------------------------------------------------------------------- demo figure
@@ -40,6 +49,15 @@ MAX_JOINT_PANELS = 12  # more joints than this: heat maps instead of one panel p
 
 def rig_figure(run, stats: dict, path: Path) -> Path:
     """One rig's PNG (``run``: tools.demo_bake.RigRun, ``stats``: solver -> SolverStats)."""
+    fig = rig_plot(run, stats)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=DEMO_DPI)
+    plt.close(fig)
+    return path
+
+
+def rig_plot(run, stats: dict):
+    """The matplotlib figure ``rig_figure`` saves (for tests to inspect)."""
     joints = {s: [] for s in run.runs}
     for solver, runs in run.runs.items():
         for info, chain_run in zip(run.chains, runs, strict=True):
@@ -65,11 +83,9 @@ def rig_figure(run, stats: dict, path: Path) -> Path:
             else:
                 axes = (fig.add_subplot(grid[row, col : col + 2]),)
             _joint_panels(axes, run.frames, label, ours, theirs)
-        fig.legend(handles=_legend_handles(), loc="outside lower center", ncols=6, fontsize=9, frameon=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+        handles = _legend_handles([series for _, series in joints["quat_ik"]])
+        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=9, frameon=False)
+    return fig
 
 
 def _title(fig, run, stats) -> None:
@@ -83,15 +99,19 @@ def _title(fig, run, stats) -> None:
 
 
 def _paths_panel(ax, run) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    ax.computed_zorder = False  # drawn in the order below: the band under the tips, ours on top
     for c in range(len(run.chains)):
         target = run.runs["quat_ik"][c].target
-        ax.plot(*target.T, color=TARGET, lw=2.5, ls=(0, (4, 3)), label="target" if c == 0 else None)
-        for solver in ("blender_ik", "quat_ik"):
+        ax.plot(*target.T, zorder=1, label="target (grey band)" if c == 0 else None, **TARGET_BAND)
+        for zorder, solver in enumerate(("blender_ik", "quat_ik"), start=2):
             effector = run.runs[solver][c].effector
             ax.plot(
                 *effector.T,
                 color=SOLVER_COLORS[solver],
                 lw=1.2,
+                zorder=zorder,
                 label=f"{SOLVER_LABELS[solver]} tip" if c == 0 else None,
             )
     everything = np.concatenate(
@@ -101,10 +121,16 @@ def _paths_panel(ax, run) -> None:
     centre, half = 0.5 * (low + high), 0.5 * float(np.max(high - low)) + 1e-3
     ax.set(xlim=(centre[0] - half, centre[0] + half), ylim=(centre[1] - half, centre[1] + half))
     ax.set(zlim=(centre[2] - half, centre[2] + half), xlabel="x", ylabel="y", zlabel="z")
+    # Few ticks, none near the box's corners, where one axis's labels run into the next one's.
+    for axis, middle in zip((ax.xaxis, ax.yaxis, ax.zaxis), centre, strict=True):
+        low_tick, high_tick = middle - 0.65 * half, middle + 0.65 * half
+        ticks = MaxNLocator(3).tick_values(low_tick, high_tick)
+        axis.set_ticks(ticks[(ticks >= low_tick) & (ticks <= high_tick)])
+    ax.tick_params(labelsize=8, pad=1)
     ax.set_box_aspect((1, 1, 1))
     ax.view_init(elev=18, azim=-60)
     ax.set_title("Target path and tip paths (world space)", fontsize=10)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(-0.1, 1.0), fontsize=8, frameon=False)
 
 
 def _error_panel(ax, run) -> None:
@@ -114,6 +140,7 @@ def _error_panel(ax, run) -> None:
         ax.semilogy(run.frames, np.maximum(1e3 * errors.max(axis=1), floor), color=SOLVER_COLORS[solver], lw=1.2,
                     label=f"{SOLVER_LABELS[solver]} tip to target")  # fmt: skip
     ax.axhline(1.0, color=LIMIT, lw=0.8, ls=":", label="1 mm (counted as reached)")
+    handles, labels = ax.get_legend_handles_labels()
     orientation = [r.orientation_error is not None for r in run.runs["quat_ik"]]
     if any(orientation):
         twin = ax.twinx()
@@ -122,14 +149,17 @@ def _error_panel(ax, run) -> None:
                 [r.orientation_error for r in run.runs[solver] if r.orientation_error is not None], axis=1
             )
             twin.plot(run.frames, np.degrees(angles.max(axis=1)), color=SOLVER_COLORS[solver], lw=0.8, ls="--",
-                      label=f"{SOLVER_LABELS[solver]} orientation error (°, right)")  # fmt: skip
+                      label=f"{SOLVER_LABELS[solver]} orientation error (°, right axis)")  # fmt: skip
         twin.set_ylabel("orientation error (°)")
         twin.set_ylim(bottom=0.0)
-        twin.legend(loc="upper right", fontsize=8)
+        more_handles, more_labels = twin.get_legend_handles_labels()
+        handles, labels = handles + more_handles, labels + more_labels
     ax.set(xlabel="frame", ylabel="distance (mm, log)", xlim=(run.frames[0], run.frames[-1]))
     title = "Tip error per frame" + (" (worst chain)" if len(run.chains) > 1 else "")
     ax.set_title(title, fontsize=10)
-    ax.legend(loc="upper left", fontsize=8)
+    # Under the plot, never over a curve.
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=min(3, len(handles)),
+              fontsize=8, frameon=False)  # fmt: skip
     ax.grid(True, which="major", alpha=0.3)
 
 
@@ -142,18 +172,25 @@ def _band(ax, limits) -> None:
         ax.axhline(value, color=LIMIT, lw=0.8)
 
 
-def _legend_handles() -> list:
+def _legend_handles(series) -> list:
+    """The joint panels' legend: only what they draw (window edges only where a ball joint has
+    a window, ranges only where a joint has one)."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    return [
+    handles = [
         Line2D([], [], color=OURS, lw=1.4, label="Quat IK"),
         Line2D([], [], color=BLENDER, lw=1.0, label="Blender IK"),
-        Line2D([], [], color=LIMIT, lw=0.9, ls="--", label="window edge in Quat IK's direction"),
-        Line2D([], [], color=BLENDER, lw=0.8, ls="--", label="window edge in Blender IK's direction"),
-        Patch(color="0.9", label="allowed range"),
-        Line2D([], [], color=LIMIT, lw=0.8, label="range ends"),
     ]
+    if any(s.kind == "ball" and s.swing_limit is not None for s in series):
+        handles += [
+            Line2D([], [], color=LIMIT, lw=0.9, ls="--", label="window edge in Quat IK's direction"),
+            Line2D([], [], color=BLENDER, lw=0.8, ls="--", label="window edge in Blender IK's direction"),
+        ]
+    ranged = [s.angle_range if s.kind == "hinge" else s.twist_range for s in series if s.kind in ("hinge", "ball")]
+    if any(r is not None for r in ranged):
+        handles += [Patch(color="0.9", label="allowed range"), Line2D([], [], color=LIMIT, lw=0.8, label="range ends")]
+    return handles
 
 
 def _joint_panels(axes, frames, label, ours, theirs) -> None:
@@ -199,17 +236,31 @@ def _usage(series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _heat_maps(fig, grid, run, joints) -> None:
+    from matplotlib.colors import Normalize
+
     extent = (run.frames[0], run.frames[-1], len(joints["quat_ik"]) - 0.5, -0.5)
+    colors = plt.get_cmap("viridis").with_extremes(over=OUTSIDE_COLOR)
+    scale = Normalize(vmin=0.0, vmax=1.0 + OUTSIDE_SHARE)
     for col, solver in ((0, "quat_ik"), (2, "blender_ik")):
         balls = [j for _, j in joints[solver] if j.kind == "ball"]
         swing, twist = _usage(balls)
-        for row, (values, what) in enumerate(((swing, "swing / window edge"), (twist, "twist / twist limit"))):
+        largest = {
+            "swing": max((float(np.max(np.abs(b.swing))) for b in balls), default=0.0),
+            "twist": max((float(np.max(np.abs(b.twist))) for b in balls), default=0.0),
+        }
+        for row, (values, what, angle) in enumerate(
+            ((swing, "swing / window edge", "swing"), (twist, "twist / twist limit", "twist"))
+        ):
             ax = fig.add_subplot(grid[1 + row, col : col + 2])
-            image = ax.imshow(values, aspect="auto", cmap="magma", vmin=0.0, vmax=1.2, extent=extent,
-                              interpolation="nearest")  # fmt: skip
-            ax.set_title(f"{SOLVER_LABELS[solver]}: {what} (above 1: outside the limit)", fontsize=9)
+            image = ax.imshow(values, aspect="auto", cmap=colors, norm=scale, extent=extent, interpolation="nearest")
+            ax.set_title(f"{SOLVER_LABELS[solver]}: {what} (1: at the limit; red: outside)", fontsize=9)
             ax.set(xlabel="frame", ylabel="bone (root at top)")
-            fig.colorbar(image, ax=ax, fraction=0.03)
+            bar = fig.colorbar(image, ax=ax, fraction=0.03, extend="max")
+            bar.set_ticks([0.0, 0.5, 1.0])
+            if largest[angle] < UNUSED_DEG:  # one flat colour would read as data: say what it means
+                ax.text(0.5, 0.5, f"{SOLVER_LABELS[solver]} turned no bone's {angle} on any frame\n"
+                        f"(largest {largest[angle]:.1g}°)", transform=ax.transAxes, ha="center", va="center",
+                        color="white", fontsize=10)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- README figure

@@ -3,10 +3,12 @@
     python -m quat_ik_addon.solver solve RIG.json --chain arm --targets targets.json -o out.json
 
 Targets are a JSON list of [x, y, z], a JSON object {"positions": [...], "orientations":
-[[w, x, y, z], ...] or "directions": [...]}, or an .npy array shaped (N, 3), all in the frame
-of the chain root's parent. The output JSON holds per-target pose rotations (w, x, y, z, for
-``pose_bone.rotation_quaternion``), errors, iterations, restarts, a converged flag and the
-solver path that ran (``solver``: the native kernel, or numpy and why).
+[[w, x, y, z], ...] or "directions": [...]}, or an .npy array shaped (N, 3), all in the chain's
+root frame (armature space, or the rest frame of the root bone's parent). The output JSON holds
+per-target pose rotations ((w, x, y, z), each bone's rotation from its rest pose in its own rest
+frame: ``pose_bone.rotation_quaternion``), errors, iterations, restarts, a converged flag and the
+solver path that ran (``solver``: the native kernel, or numpy and why). docs/headless.md
+describes every field.
 
 ``--version`` prints the add-on's version and the solver path this machine runs; ``solve
 --kernel numpy`` solves on the numpy reference even where the native kernel loads.
@@ -110,6 +112,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chain_name(spec_path: Path, names: list[str], given: str | None) -> str:
+    """The chain to solve: the one ``--chain`` names, else the spec's only one (InputError
+    naming what was given and the chains there are, otherwise)."""
+    listed = ", ".join(repr(name) for name in names)
+    if not names:
+        raise InputError(f"{spec_path}: the rig spec has no chains")
+    if given is None:
+        if len(names) == 1:
+            return names[0]
+        raise InputError(f"{spec_path} has {len(names)} chains ({listed}): name one with --chain")
+    if given in names:
+        return given
+    alike = [name for name in names if name.casefold() == given.casefold()]
+    hint = f" (names are case-sensitive: did you mean {alike[0]!r}?)" if alike else ""
+    raise InputError(f"--chain {given!r}: {spec_path} has no such chain; its chains: {listed}{hint}")
+
+
 def run(args: argparse.Namespace) -> dict:
     """Solve as the parsed arguments say and return the output document (InputError on bad input)."""
     try:
@@ -118,10 +137,7 @@ def run(args: argparse.Namespace) -> dict:
         raise InputError(f"{args.rig_spec}: {error.strerror or error}") from None
     except RigSpecError as error:
         raise InputError(str(error)) from None
-    names = [chain.name for chain in rig.chains]
-    chain_name = args.chain or (names[0] if len(names) == 1 else None)
-    if chain_name not in names:
-        raise InputError(f"choose a chain with --chain: the spec has {names or 'no chains'}")
+    chain_name = _chain_name(args.rig_spec, [chain.name for chain in rig.chains], args.chain)
     try:
         chain = Chain.from_rig_spec(rig, chain_name)
     except ValueError as error:

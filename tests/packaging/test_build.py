@@ -3,6 +3,7 @@ shipping exactly the add-on package."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -14,7 +15,17 @@ from pathlib import Path
 import pytest
 
 import quat_ik_addon
-from tools.build_extension import ADDON_DIR, MANIFEST_PATH, REPO_ROOT, BuildError, build_extension, run_extension_cli
+from tools.build_extension import (
+    ADDON_DIR,
+    MANIFEST_PATH,
+    REPO_ROOT,
+    BuildError,
+    ExcludePatterns,
+    build,
+    build_extension,
+    find_extension_cli,
+    run_extension_cli,
+)
 
 TOP_FOLDER = "quat_ik/"
 
@@ -42,7 +53,8 @@ def test_zip_ships_every_source_file_of_the_package(extension_zip: Path) -> None
     assert shipped == sources
 
 
-def test_caches_tests_and_scratch_files_are_not_shipped(tmp_path: Path) -> None:
+@pytest.mark.parametrize("blender_tools", [True, False], ids=["blender_tool", "plain_zipfile"])
+def test_caches_tests_and_scratch_files_are_not_shipped(tmp_path: Path, blender_tools: bool) -> None:
     # Plant junk in a copy of the package: the manifest's exclude patterns must keep all of it out.
     addon_copy = tmp_path / "quat_ik_addon"
     shutil.copytree(ADDON_DIR, addon_copy)
@@ -61,7 +73,8 @@ def test_caches_tests_and_scratch_files_are_not_shipped(tmp_path: Path) -> None:
         (addon_copy / rel).parent.mkdir(parents=True, exist_ok=True)
         (addon_copy / rel).write_bytes(b"junk")
 
-    names = zip_names(build_extension(addon_dir=addon_copy, dist_dir=tmp_path / "dist"))
+    built = build(addon_dir=addon_copy, dist_dir=tmp_path / "dist", use_blender_tools=blender_tools, native=False)
+    names = zip_names(built.zip_path)
 
     assert [TOP_FOLDER + rel for rel in junk if TOP_FOLDER + rel in names] == []
     assert [n for n in names if "__pycache__" in n or n.endswith(".pyc") or "/tests/" in n] == []
@@ -100,3 +113,75 @@ def test_invalid_manifest_fails_loudly_and_leaves_no_zip(tmp_path: Path) -> None
     assert "build_extension: FAILED" in cli.stderr
     assert "tagline" in cli.stderr
     assert list((tmp_path / "dist_cli").glob("*.zip")) == []
+
+
+def test_the_plain_zip_holds_exactly_what_blenders_build_holds(tmp_path: Path) -> None:
+    """Without bpy the zip is written with zipfile: the same entries, byte for byte, as the zip
+    Blender's tool builds, and it passes Blender's validator."""
+    blenders = build(dist_dir=tmp_path / "blender", use_blender_tools=True, native=True)
+    plain = build(dist_dir=tmp_path / "plain", use_blender_tools=False, native=True)
+    assert (blenders.validated, plain.validated) == (True, False)
+    with zipfile.ZipFile(blenders.zip_path) as theirs, zipfile.ZipFile(plain.zip_path) as ours:
+        assert sorted(ours.namelist()) == sorted(theirs.namelist())
+        differing = [name for name in theirs.namelist() if ours.read(name) != theirs.read(name)]
+        assert differing == []
+        libraries = [name for name in ours.namelist() if "/native/lib/" in name]
+        assert len(libraries) == len(plain.native_platforms) == 6, libraries
+    assert "Success" in run_extension_cli("validate", str(plain.zip_path))
+
+
+def test_a_zip_builds_with_python_alone(tmp_path: Path) -> None:
+    """``python -S``: no site-packages, so no bpy and no ziglang, as a plain Python 3.11. The
+    zip still builds, without the kernel (the add-on then solves on numpy), says how it was
+    made, and passes Blender's validator."""
+    out = tmp_path / "dist"
+    cli = subprocess.run(
+        [sys.executable, "-S", str(REPO_ROOT / "tools" / "build_extension.py"), "--dist-dir", str(out)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert "validator did not run" in cli.stdout and "no native kernel" in cli.stdout, cli.stdout
+    (zip_path,) = out.glob("*.zip")
+    names = zip_names(zip_path)
+    assert [name for name in names if "/native/lib/" in name] == []
+    assert TOP_FOLDER + "solver/native/library.py" in names
+    assert "Success" in run_extension_cli("validate", str(zip_path))
+
+
+@pytest.mark.parametrize(
+    ("path", "is_dir", "excluded"),
+    [
+        (("__pycache__",), True, True),
+        (("solver", "__pycache__"), True, True),
+        (("__pycache__",), False, False),  # "__pycache__/" names folders only
+        (("solver", ".hidden"), False, True),
+        (("old.zip",), False, True),
+        (("solver", "old.zip"), False, False),  # "/*.zip": the top folder only
+        (("rig.blend1",), False, True),
+        (("rig.blend",), False, False),
+        (("solver", "tests"), True, True),
+        (("solver", "test_x.py"), False, True),
+        (("solver", "latest_x.py"), False, False),
+        (("out",), True, True),
+        (("solver", "out"), True, False),  # "/out/": the top folder only
+    ],
+)
+def test_the_plain_build_reads_exclude_patterns_as_blender_does(path, is_dir: bool, excluded: bool) -> None:
+    patterns = tomllib.loads(MANIFEST_PATH.read_text())["build"]["paths_exclude_pattern"]
+    blenders = blender_ext_module().PathPatternMatch(patterns).test_path("/".join(path) + ("/" if is_dir else ""))
+    assert (ExcludePatterns(patterns).excludes(path, is_dir), blenders) == (excluded, excluded)
+
+
+def blender_ext_module():
+    """Blender's extension tool (from the bpy wheel) as a module, for its pattern matcher."""
+    cli, _tags = find_extension_cli()
+    spec = importlib.util.spec_from_file_location("blender_ext", cli)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("pattern", ["**/tests/", "!keep.py"])
+def test_the_plain_build_refuses_patterns_it_does_not_implement(pattern: str) -> None:
+    with pytest.raises(BuildError, match="without bpy"):
+        ExcludePatterns([pattern])

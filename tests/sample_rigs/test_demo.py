@@ -5,13 +5,12 @@ BVH; and it fails loudly. (Replaces tests/packaging/test_demo.py, which checked 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, SESSION_TIMEOUT_S, run_in_bpy
+from tests.helpers import REPO_ROOT, SessionResult, run_in_bpy, run_watched
 
 pytestmark = pytest.mark.bpy
 
@@ -27,10 +26,11 @@ assert blender.use_fake_user, "Blender's bake is kept in the file"
 """
 
 
-def run_demo(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def run_demo(tmp_path: Path, *args: str) -> SessionResult:
+    """The demo as a user runs it; stopped only if it prints nothing for a long while."""
     command = [sys.executable, str(REPO_ROOT / "tools" / "demo.py"), "--out-dir", str(tmp_path / "out"),
                "--dist-dir", str(tmp_path), *args]  # fmt: skip
-    return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=SESSION_TIMEOUT_S, check=False)
+    return run_watched(command, cwd=tmp_path)
 
 
 def test_demo_bakes_plots_summarises_and_round_trips_bvh(tmp_path: Path, extension_zip: Path) -> None:

@@ -6,6 +6,12 @@ installed, and runs ``sessions/window_ui.py`` there (screenshots, add-on disable
 screenshots, undo). It returns a ``WindowSession``: the parsed ``results.json``, the
 session's output, and where the PNGs are.
 
+The session runs many steps one after another (a few minutes on a busy 2-core machine). It is
+stopped only when it prints nothing for ``WINDOW_SILENCE_S`` (each step prints as it begins and
+ends), never after a fixed total time, and ``results.json`` is saved after every step: a test
+whose results were recorded passes or fails on them, and one whose step never ran fails with
+the step that was running and why the session stopped (``WindowSession.result``).
+
 Set ``QUAT_IK_SCREENSHOTS_DIR`` to a folder to have the tests copy the screenshots the README
 uses into it once their checks pass (``tools/screenshots.py`` does that for docs/screenshots/).
 """
@@ -15,18 +21,38 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import BLENDER_BINARY, BOOTSTRAP, run_in_blender_binary
+from tests.helpers import BLENDER_BINARY, BOOTSTRAP, run_in_blender_binary, run_watched
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
 SCREEN = "1600x1000x24"  # the X screen; Blender's window fills it
-WINDOW_TIMEOUT_S = 300
+# The window session is stopped after this long without a line of output. Its longest step
+# (the bake Esc stops half way) prints within a minute on a busy 2-core machine.
+WINDOW_SILENCE_S = 240
 DONE_MARKER = "WINDOW_SESSION_DONE"  # printed by window_ui.py when it quits, even after an error
+
+# Which step of window_ui.py records each entry of results.json.
+STEP_OF = {
+    "sidebar": "widen_sidebar",
+    "overlay_toggle": "overlay_on",
+    "shots": "screenshots",
+    "layouts": "screenshots",
+    "panels_drawn": "screenshots",
+    "live_rest": "live_rest",
+    "undo": "undo_cases",
+    "rotate_tool_locks": "rotate_tool_locks",
+    "cancel_bake": "cancel_bake_while_solving",
+    "failed_bake": "cancel_bake_while_solving",
+    "bake_polls": "stop_a_long_solve",
+    "stop_long_solve": "stop_a_long_solve",
+    "symmetrize": "symmetrize_limits",
+    "delete_target": "delete_target_undo",
+    "join": "join_undo_redo",
+}
 
 
 @dataclass(frozen=True)
@@ -35,10 +61,27 @@ class WindowSession:
     output: str  # stdout + stderr of the window session
     out_dir: Path
     command: tuple[str, ...]
+    stopped: str = ""  # why the session ended before its last step ("" when it ran them all)
+
+    def result(self, key: str, *within: str):
+        """``results[key][within[0]]...``, or a failure saying which step of the session never
+        recorded it and why: the session went silent in a step, or a step raised."""
+        value, path = self.results.get(key), [key]
+        for name in within:
+            value = value.get(name) if isinstance(value, dict) else None
+            path.append(name)
+        if value is None:
+            running = self.results.get("running")
+            pytest.fail(
+                f"the window session recorded no {'/'.join(path)} (made by its step {STEP_OF.get(key, '?')!r}): "
+                f"{self.stopped or 'it ran every step'}"
+                + (f"; it stopped in step {running!r}" if running else "")
+                + f"\n{self.describe()}"
+            )
+        return value
 
     def shot(self, name: str) -> dict:
-        assert name in self.results["shots"], f"no screenshot {name!r}: {sorted(self.results['shots'])}"
-        return self.results["shots"][name]
+        return self.result("shots", name)
 
     def describe(self, n_lines: int = 60) -> str:
         tail = "\n".join(self.output.splitlines()[-n_lines:])
@@ -72,20 +115,20 @@ def window_session(extension_zip: Path, tmp_path_factory: pytest.TempPathFactory
     # TMPDIR & co.: Blender writes quit.blend to its temp folder on quitting.
     temp = {name: str(workdir) for name in ("TMPDIR", "TEMP", "TMP")}
     env = {**os.environ, **temp, "BLENDER_USER_RESOURCES": str(user_resources)}
-    done = subprocess.run(
-        command, cwd=workdir, env=env, capture_output=True, text=True, timeout=WINDOW_TIMEOUT_S, check=False
-    )
+    done = run_watched(command, cwd=workdir, env=env, silence_s=WINDOW_SILENCE_S)
     output = done.stdout + done.stderr
     (workdir / "window_session.log").write_text(output)
     results_file = out_dir / "results.json"
-    assert DONE_MARKER in done.stdout and results_file.is_file(), (
-        f"the window session did not finish (exit {done.returncode})\ncommand: {' '.join(command)}\n{output[-6000:]}"
-    )
-    session = WindowSession(json.loads(results_file.read_text()), output, out_dir, tuple(command))
-    assert "error" not in session.results, (
-        f"the window session raised:\n{session.results['error']}\n{session.describe()}"
-    )
-    return session
+    results = json.loads(results_file.read_text()) if results_file.is_file() else {}
+    if done.stalled:
+        stopped = done.stalled
+    elif "error" in results:
+        stopped = f"step {results.get('running')!r} raised:\n{results['error']}"
+    elif DONE_MARKER not in done.stdout:
+        stopped = f"Blender ended (exit {done.returncode}) before the session's last step"
+    else:
+        stopped = ""
+    return WindowSession(results, output, out_dir, tuple(command), stopped)
 
 
 @pytest.fixture(scope="session")

@@ -28,11 +28,20 @@ events and redraws):
 7. (Last) Join an armature with a chain into the rig, Ctrl+Z and Ctrl+Shift+Z: the joined
    chain comes, goes and comes back.
 
-Between 3 and 4, the Live chain's target is moved out of its limits' reach: the update runs
-no restarts, and the add-on's timer solves the chain in full once the target has rested.
+Between 3 and 4, the Live chain's target is moved out of its limits' reach, on each solver
+path: on numpy the update runs no restarts, and the add-on's timer solves the chain in full once
+the target has rested; on the native kernel the update solves it in full.
 
-Everything measured goes to ``OUT_DIR/results.json``; the test reads it and the PNGs. Python
-errors raised while Blender draws a panel are printed, not raised: the test scans the output.
+Before the screenshots the sidebar is widened (its left edge dragged, as a user does) to
+``SIDEBAR_WIDTH`` pixels, and while each screenshot's panels draw, their layouts are recorded
+(``UILayout.introspect()``) with the width each text needs (``blf``), so a test can check no
+label is cut short.
+
+Everything measured goes to ``OUT_DIR/results.json``, written again after every step (and every
+undo case): if the session is stopped part way, the steps it finished still count. Each step
+prints ``window session: begin NAME`` and ``done NAME``, so the test knows which step was
+running when a session went silent. Python errors raised while Blender draws a panel are
+printed, not raised: the test scans the output.
 
 argv: OUT_DIR
 """
@@ -42,6 +51,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 import traceback
 from collections import Counter
 from pathlib import Path
@@ -60,8 +70,28 @@ BAKED_CHAINS = 12  # chains the cancelled bake solves (Esc comes after the secon
 LONG_SHOT = 4000  # frames of the one chain whose solve Esc stops half way
 UNDO_MARKER = "quat_ik_window_test"  # a scene custom property; undo restores it like any data
 
-results: dict = {"shots": {}, "undo": {}, "panels_drawn": {}, "overlay_toggle": None}
+# The sidebar's width for the screenshots, in pixels (tab strip included): wide enough that no
+# label of the add-on's panels is cut short (test_window_ui checks it from the recorded layouts).
+SIDEBAR_WIDTH = 400
+
+results: dict = {
+    "shots": {},
+    "undo": {},
+    "panels_drawn": {},
+    "overlay_toggle": None,
+    "layouts": {},
+    "steps_done": [],
+    "running": None,
+}
 panel_draws: Counter = Counter()
+record_layouts: dict | None = None  # panel name -> its introspected layout, while a screenshot is set up
+
+
+def save_results() -> None:
+    """Write results.json whole or not at all (the session may be stopped at any moment)."""
+    partial = OUT_DIR / "results.json.partial"
+    partial.write_text(json.dumps(results, indent=1, default=str))
+    partial.replace(OUT_DIR / "results.json")
 
 
 # ---------------------------------------------------------------- window, area, regions
@@ -137,9 +167,33 @@ def counting(name: str, original):
     # and extra defaulted arguments (the usual loop-variable trick) crash it.
     def draw(self, context):
         panel_draws[name] += 1
-        return original(self, context)
+        drawn = original(self, context)
+        if record_layouts is not None and name not in record_layouts:
+            record_layouts[name] = measured(self.layout.introspect())
+        return drawn
 
     return draw
+
+
+def text_width(text: str) -> float:
+    """Pixels ``text`` takes in the UI's widget font at this window's scale (Blender 3.4's blf)."""
+    import blf
+
+    preferences = bpy.context.preferences
+    blf.size(0, preferences.ui_styles[0].widget.points * preferences.system.dpi / 72.0)
+    return blf.dimensions(0, text)[0]
+
+
+def measured(items):
+    """``UILayout.introspect()``'s tree with each button's text width added (``text_px``)."""
+    if isinstance(items, list):
+        return [measured(item) for item in items]
+    item = dict(items)
+    if "items" in item:
+        item["items"] = measured(item["items"])
+    elif item.get("draw_string"):
+        item["text_px"] = text_width(item["draw_string"])
+    return item
 
 
 def spy_on_panels() -> None:
@@ -184,6 +238,19 @@ def step(text: str) -> None:
     print(f"window session: {text}", flush=True)
 
 
+def named(name: str, steps):
+    """Run one step of the session, saying when it begins and ends, and save what it measured."""
+    started = time.monotonic()
+    results["running"] = name
+    step(f"begin {name}")
+    save_results()
+    yield from steps
+    results["steps_done"].append(name)
+    results["running"] = None
+    step(f"done {name} ({time.monotonic() - started:.1f} s)")
+    save_results()
+
+
 def set_up_window():
     step("maximize the 3D View")
     with bpy.context.temp_override(window=window(), area=view3d_area()):
@@ -201,6 +268,33 @@ def set_up_window():
     spy_on_panels()
     redraw_all()
     yield 0.5
+
+
+def widen_sidebar(width: int):
+    """Drag the sidebar's left edge (where the panels start: an overlapping sidebar's edge
+    zone sits a few pixels inside it) until the sidebar is ``width`` pixels wide."""
+    for _attempt in range(8):
+        sidebar = region(view3d_area(), "UI")
+        missing = width - sidebar.width
+        if abs(missing) <= 2:
+            break
+        x, y = sidebar.x + 8, sidebar.y + sidebar.height - 60
+        simulate("MOUSEMOVE", "NOTHING", x=x + 40, y=y)
+        yield 0.1
+        simulate("MOUSEMOVE", "NOTHING", x=x, y=y)
+        yield 0.2
+        simulate("LEFTMOUSE", "PRESS", x=x, y=y)
+        yield 0.1
+        for k in range(1, 11):
+            simulate("MOUSEMOVE", "NOTHING", x=x - round(missing * k / 10), y=y)
+            yield 0.05
+        simulate("LEFTMOUSE", "RELEASE", x=x - missing, y=y)
+        yield 0.3
+    sidebar = region(view3d_area(), "UI")
+    results["sidebar"] = {"width": sidebar.width, "wanted": width, "dpi": bpy.context.preferences.system.dpi}
+    if abs(sidebar.width - width) > 2:
+        raise RuntimeError(f"the sidebar is {sidebar.width} px wide after dragging its edge, not {width}")
+    rest_the_mouse()
 
 
 def click_first_panel_header():
@@ -234,8 +328,10 @@ def screenshots(suffix: str = ""):
     """The three states the README shows; ``suffix`` names the add-on-disabled copies.
 
     The chains panel is open for the first and collapsed (a click on its header) for the
-    limits editor below it, so the whole editor fits in the window.
+    limits editor below it, so the whole editor fits in the window. With the add-on on, each
+    panel's layout is recorded as it draws for the screenshot.
     """
+    global record_layouts
     for name, bone in (("panel_chain", "Hand"), ("limits_ball_polygon", "UpperArm"), ("limits_hinge", "Forearm")):
         if name == "limits_ball_polygon" and not suffix:
             yield from click_first_panel_header()
@@ -243,8 +339,14 @@ def screenshots(suffix: str = ""):
         panel_draws.clear()
         redraw_all()
         if not suffix:
-            yield from wait_until(lambda: panel_draws["QUATIK_PT_bone_limits"] > 0, 10.0)
-        yield 1.0  # more redraws settle; no tooltip: the pointer rests on empty viewport
+            yield from wait_until(lambda: panel_draws["QUATIK_PT_bone_limits"] > 0, 30.0)
+        yield 0.5  # more redraws settle; no tooltip: the pointer rests on empty viewport
+        record_layouts = {} if not suffix else None
+        redraw_all()
+        yield 0.5
+        if record_layouts is not None:
+            results["layouts"][name] = record_layouts
+            record_layouts = None
         results["panels_drawn"][name + suffix] = sorted(panel_draws)
         shot(name + suffix)
 
@@ -292,6 +394,7 @@ def undo_case(name: str, prepare, run, finished=lambda: True):
         "left_after_undo": snapshot_difference(before, undone),
     }
     print(f"undo {name}: {results['undo'][name]}", flush=True)
+    save_results()
 
 
 def undo_cases():
@@ -538,9 +641,27 @@ def rotate_tool_locks():
 
 
 def live_rest():
-    """Drag the Live chain's target where its limits cannot reach: the update runs no
-    restarts and leaves the full solve waiting; once the target rests, the add-on's timer
-    runs it."""
+    """Drag the Live chain's target where its limits cannot reach, on each solver path. On
+    numpy the update runs no restarts and leaves the full solve waiting; once the target rests,
+    the add-on's timer runs it. On the native kernel the update itself solves in full (restarts
+    and all) and nothing is left waiting."""
+    library = sys.modules[f"{ADDON_MODULE}.solver.native.library"]
+    results["live_rest"] = {}
+    for path in ("numpy", "native"):
+        library.set_preference(path == "native")
+        try:
+            yield from drag_out_of_reach(path)
+        finally:
+            library.set_preference(True)
+    chain = bpy.data.objects["Rig"].quat_ik.chains["Arm"]
+    # Solved once more where it already reaches, so its status reads as after an undo (which
+    # forgets what was solved: the first update after one solves again, in no iteration).
+    chain.iterations = chain.iterations
+    yield 0.5
+    bpy.ops.ed.undo_push(message="Live rest test")  # Ctrl+Z in the undo cases comes back here
+
+
+def drag_out_of_reach(path: str):
     ob, target = bpy.data.objects["Rig"], bpy.data.objects["Target"]
     chain = ob.quat_ik.chains["Arm"]
     runtime = submodule("runtime")
@@ -553,21 +674,21 @@ def live_rest():
     rested_before = runtime.stats["resting_solves"]
     home = tuple(target.location)
     target.location = (-1.0, 0.0, 1.5)  # behind the shoulder: no window lets the arm point there
-    yield from wait_until(lambda: runtime.stats["resting_solves"] > rested_before, 10.0)
+    if path == "numpy":
+        yield from wait_until(lambda: runtime.stats["resting_solves"] > rested_before, 30.0)
+    else:  # nothing should wait: give a resting solve time to happen if one were due
+        yield from wait_until(lambda: bool(seen), 30.0)
+        yield 1.0
     bpy.app.handlers.depsgraph_update_post.remove(watch)
-    results["live_rest"] = {
+    results["live_rest"][path] = {
         "first_update": seen[0] if seen else None,
         "resting_solves": runtime.stats["resting_solves"] - rested_before,
         "restarts_after_rest": chain.status_restarts,
         "waiting_after_rest": ob.name_full in runtime.resting_due,
     }
+    print(f"live rest on {path}: {results['live_rest'][path]}", flush=True)
     target.location = home
     yield 0.5
-    # Solved once more where it already reaches, so its status reads as after an undo (which
-    # forgets what was solved: the first update after one solves again, in no iteration).
-    chain.iterations = chain.iterations
-    yield 0.5
-    bpy.ops.ed.undo_push(message="Live rest test")  # Ctrl+Z in the undo cases comes back here
 
 
 def key_target(frames, place_at) -> None:
@@ -839,24 +960,36 @@ def set_addon_enabled(enabled: bool):
     yield 0.5
 
 
-def session():
-    yield from set_up_window()
-    yield from open_quat_ik_tab()
+def overlay_on():
     set_overlay(True)
-    yield from screenshots()
+    yield 0.0
+
+
+def disabled_screenshots():
     yield from set_addon_enabled(False)
     rest_the_mouse()
     yield from screenshots("_disabled")
     yield from set_addon_enabled(True)
-    yield from live_rest()
-    yield from undo_cases()
-    yield from undo_every_operator()
-    yield from rotate_tool_locks()
-    yield from cancel_bake_while_solving()
-    yield from stop_a_long_solve()
-    yield from symmetrize_limits()
-    yield from delete_target_undo()
-    yield from join_undo_redo()
+
+
+def session():
+    """Every step, in order; ``named`` records each one as done (tests/window/conftest.py maps
+    the results each test reads to the step that makes them)."""
+    yield from named("set_up_window", set_up_window())
+    yield from named("widen_sidebar", widen_sidebar(SIDEBAR_WIDTH))
+    yield from named("open_quat_ik_tab", open_quat_ik_tab())
+    yield from named("overlay_on", overlay_on())
+    yield from named("screenshots", screenshots())
+    yield from named("disabled_screenshots", disabled_screenshots())
+    yield from named("live_rest", live_rest())
+    yield from named("undo_cases", undo_cases())
+    yield from named("undo_every_operator", undo_every_operator())
+    yield from named("rotate_tool_locks", rotate_tool_locks())
+    yield from named("cancel_bake_while_solving", cancel_bake_while_solving())
+    yield from named("stop_a_long_solve", stop_a_long_solve())
+    yield from named("symmetrize_limits", symmetrize_limits())
+    yield from named("delete_target_undo", delete_target_undo())
+    yield from named("join_undo_redo", join_undo_redo())
 
 
 steps = session()
@@ -870,7 +1003,7 @@ def tick():
     except Exception:
         traceback.print_exc()
         results["error"] = traceback.format_exc()
-    (OUT_DIR / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    save_results()
     print(DONE_MARKER, flush=True)
     bpy.ops.wm.quit_blender()
     return None
