@@ -60,7 +60,7 @@ def _read_goals(path: Path) -> Goals:
         return Goals(np.asarray(data, dtype=float))
     except KeyError:
         raise InputError(f"{path}: a targets object needs a 'positions' list") from None
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OverflowError) as error:  # OverflowError: an integer past float range
         raise InputError(f"{path}: {error}") from None
 
 
@@ -95,8 +95,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--targets", type=Path, required=True, help="targets: .json or .npy")
     run.add_argument("-o", "--output", type=Path, help="output JSON (default: standard output)")
     run.add_argument("--method", choices=METHODS, default=SolveSettings.method)
-    run.add_argument("--restarts", type=int, default=3, help="restart rounds for stuck targets")
+    run.add_argument(
+        "--restarts", type=int, default=4, help="restart rounds for stuck targets (default 4, as the panel)"
+    )
     run.add_argument("--max-iterations", type=int, default=SolveSettings.max_iterations)
+    run.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop improving the answers after this long (restarts, a sequence's searches); the best poses so far "
+        "are kept and the output's out_of_time says so (default: no limit)",
+    )
     run.add_argument(
         "--tolerance",
         type=float,
@@ -149,6 +159,7 @@ def run(args: argparse.Namespace) -> dict:
             restarts=args.restarts,
             max_iterations=args.max_iterations,
             tolerance=args.tolerance,
+            time_limit=args.time_limit,
             kernel=args.kernel,
         )
     except ValueError as error:
@@ -170,6 +181,7 @@ def run(args: argparse.Namespace) -> dict:
         "iterations": result.iterations.tolist(),
         "restarts": result.restarts.tolist(),
         "rotations": result.rotations.tolist(),
+        "out_of_time": result.out_of_time,
     }
 
 

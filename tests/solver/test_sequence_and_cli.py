@@ -676,3 +676,30 @@ def test_a_pivot_out_of_reach_is_not_crept_towards():
     assert later_missed.size >= 2  # the path is what this test is about
     # DLS and CCD's finishing sweeps each get the warm budget at most.
     assert np.all(frames.iterations[later_missed] <= 2 * sequence.WARM_ITERATIONS)
+
+
+def test_command_line_time_limit_keeps_the_answer_and_says_it_ran_out(tmp_path):
+    """``--time-limit 0``: no restart round runs, every target still gets a pose inside its
+    limits, and the output says the budget ran out; without it, it did not."""
+    targets = tmp_path / "targets.json"
+    targets.write_text(json.dumps([[0.0, -0.3, 0.1], [0.2, -0.25, -0.2], [0.3, 0.2, 0.1]]))  # behind the shoulder
+    documents = {}
+    for limit in (None, "0"):
+        out = tmp_path / f"out_{limit}.json"
+        extra = [] if limit is None else ["--time-limit", limit]
+        assert (
+            main(["solve", str(ARM3_SPEC), "--targets", str(targets), "--restarts", "3", *extra, "-o", str(out)]) == 0
+        )
+        documents[limit] = json.loads(out.read_text())
+    assert documents[None]["out_of_time"] is False and documents["0"]["out_of_time"] is True
+    assert all(rounds == 0 for rounds in documents["0"]["restarts"]) and any(documents[None]["restarts"])
+    chain = Chain.from_rig_spec(load_rig_spec(ARM3_SPEC), "arm")
+    assert np.max(chain.limit_violation(np.array(documents["0"]["rotations"]))) <= 1e-9
+
+
+def test_command_line_targets_with_a_number_past_float_range_get_one_line(tmp_path, capsys):
+    targets = tmp_path / "targets.json"
+    targets.write_text("[[1" + "0" * 400 + ", 0, 0]]")
+    assert main(["solve", str(ARM3_SPEC), "--targets", str(targets)]) == 2
+    error = capsys.readouterr().err
+    assert "targets.json" in error and "Traceback" not in error and len(error.strip().splitlines()) == 1
