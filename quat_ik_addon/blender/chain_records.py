@@ -20,7 +20,11 @@ notices), the records are read back:
 * two armatures listing the same chain with their own tip bones (a duplicated object) give
   the younger copy a new id, so the two are told apart from then on;
 * a target (or pole, or orientation) bone that Join or Separate moved to another armature is
-  looked up on that one, as they point Blender's constraints there.
+  looked up on that one, as they point Blender's constraints there;
+* a chain whose bones changed while its settings did not (a middle bone deleted: the chain
+  follows the tip's new parents up to the next ancestor; bones re-parented or subdivided) is
+  told about: in a report, and in Last Solve until one of its settings changes (the record
+  keeps the bones it spans, and the notice).
 
 Nothing runs while an armature is in Edit Mode: its pose bones are rebuilt when it leaves.
 """
@@ -36,7 +40,10 @@ from ..solver.mirroring import mirror_name
 from . import runtime
 from .bone_renames import BONE_REFERENCES
 
-RECORDS = "quat_ik_chains"  # on a tip pose bone: {chain id: {"owner": armature name, "settings": {...}}}
+# On a tip pose bone: {chain id: {"owner": armature name, "settings": {...}, "bones": [root ... tip],
+# "notice": what Last Solve says about a change of its bones}} ("bones" where the chain can be
+# read, "notice" until a setting of the chain changes).
+RECORDS = "quat_ik_chains"
 # Written by solves, or named by the record itself: not settings to carry.
 NOT_CARRIED = {"rna_type", "tip_bone", "uid"}
 OWN = "\x00own"  # an object setting naming the chain's own armature (no object has this name)
@@ -82,8 +89,10 @@ def _object_of(settings: dict, name: str, owner):
     return owner if named == OWN else bpy.data.objects.get(named) if named else None
 
 
-def write(chain) -> None:
-    """Record the chain on its tip pose bone (and on no other bone of its armature)."""
+def write(chain, notice: str = "") -> None:
+    """Record the chain on its tip pose bone (and on no other bone of its armature), with the
+    bones it spans now and ``notice`` (what Last Solve says about a change of its bones; a
+    setting changed drops it: ``properties`` writes without one)."""
     ob = chain.id_data
     if not isinstance(ob, bpy.types.Object) or not local_armature(ob) or ob.pose is None:
         return
@@ -94,11 +103,35 @@ def write(chain) -> None:
     if tip is None:
         return
     record = {"owner": ob.name, "settings": _settings(chain, ob)}
+    bones = _bones_of(ob, chain)
+    if bones:
+        record["bones"] = list(bones)
+    if notice:
+        record["notice"] = notice
     entries = tip.get(RECORDS)
     if entries is None:
         tip[RECORDS] = {chain.uid: record}
     elif chain.uid not in entries or entries[chain.uid].to_dict() != record:
         entries[chain.uid] = record
+
+
+def _bones_of(ob, chain) -> tuple[str, ...]:
+    """The chain's bones, root to tip (none where it cannot be read)."""
+    from .errors import ChainError
+    from .rig_reader import chain_bone_names  # (imported on first use: registering stays light)
+
+    try:
+        return chain_bone_names(ob, chain.tip_bone, chain.chain_length)
+    except ChainError:
+        return ()
+
+
+def notice(chain) -> str:
+    """What the chain's record says about a change of its bones ("" when nothing)."""
+    ob = chain.id_data
+    tip = ob.pose.bones.get(chain.tip_bone) if ob.pose is not None else None
+    record = tip.get(RECORDS, {}).get(chain.uid) if tip is not None and chain.uid else None
+    return str(record.get("notice", "")) if record is not None else ""
 
 
 def _drop(pose_bone, uid: str) -> None:
@@ -130,12 +163,18 @@ def _age(ob):
     return getattr(ob, "session_uid", None) or ob.name
 
 
-def reconcile(added: dict) -> list[str]:
+def reconcile(added: dict, renamed: dict | None = None) -> list[str]:
     """Carry out the module docstring's rules for the objects using the armature data whose
-    bones changed ({armature: names of bones added}), and any waiting from an earlier update;
-    returns what it did, one line each."""
+    bones changed ({armature: names of bones added}; ``renamed``: {armature: {old name: new
+    name}}), and any waiting from an earlier update; returns what it did, one line each."""
     for armature, names in added.items():
         runtime.records_pending.setdefault(armature.name_full, set()).update(names)
+    for armature, names in (renamed or {}).items():
+        earlier = runtime.renames_pending.setdefault(armature.name_full, {})
+        for old, new in list(earlier.items()):  # renamed twice while another armature was edited
+            earlier[old] = names.get(new, new)
+        for old, new in names.items():
+            earlier.setdefault(old, new)
     if not runtime.records_pending:
         return []
     # Objects in no collection are left over (joined away or deleted): ``deleted_targets``.
@@ -145,7 +184,9 @@ def reconcile(added: dict) -> list[str]:
     changed = {
         ob: runtime.records_pending[ob.data.name_full] for ob in objects if ob.data.name_full in runtime.records_pending
     }
+    renames = {ob: runtime.renames_pending.get(ob.data.name_full, {}) for ob in changed}
     runtime.records_pending.clear()
+    runtime.renames_pending.clear()
     if not changed:
         return []
     records = {ob: _records(ob) for ob in objects}
@@ -157,12 +198,54 @@ def reconcile(added: dict) -> list[str]:
         done += _adopt(ob, records[ob])
     for ob in objects:
         done += _relink_moved_bones(ob, changed, recorded)
+    notices: dict = {}
+    for ob in changed:
+        done += _tell_changed_bones(ob, recorded, renames[ob], notices)
     for ob in changed:
         for chain in ob.quat_ik.chains:
-            write(chain)
+            write(chain, notices.get(chain.uid, ""))
     from .deleted_targets import release_deleted
 
     return done + release_deleted()  # (chains reaching for an armature joined away point elsewhere now)
+
+
+def _tell_changed_bones(ob, recorded: dict, renames: dict, notices: dict) -> list[str]:
+    """Chains of ``ob`` whose bones changed while their settings did not (``recorded``: the
+    records by chain id before this update's changes; ``renames``: {old: new} bone names):
+    their notice for Last Solve goes into ``notices`` (by chain id), and a line for the report
+    is returned; a notice recorded before stays while the bones stay as recorded."""
+    done = []
+    for chain in ob.quat_ik.chains:
+        record = recorded.get(chain.uid)
+        if record is None or record.get("owner") != ob.name:
+            continue  # (joined or separated with their bones, maybe renamed: nothing to compare)
+        before = [renames.get(name, name) for name in record.get("bones", ())]
+        now = list(_bones_of(ob, chain))
+        if not before or not now or now == before:
+            if record.get("notice"):
+                notices[chain.uid] = record["notice"]
+            continue
+        notices[chain.uid] = _bones_notice(ob, chain, before, now)
+        done.append(f"chain '{chain.name}' of '{ob.name}': {notices[chain.uid]}")
+        runtime.bump(ob)
+    return done
+
+
+def _bones_notice(ob, chain, before: list[str], now: list[str]) -> str:
+    """What Last Solve says about a chain that spans bones ``now``, not ``before``."""
+    bones = ob.data.bones
+    deleted = [name for name in before if name not in bones]
+    said = f"its bones changed: it spans {' > '.join(now)} now, not {' > '.join(before)}"
+    if deleted:
+        said += f" ({', '.join(repr(name) for name in deleted)} deleted)"
+    root = bones.get(before[0])
+    bone = bones.get(chain.tip_bone)
+    length = 1
+    while bone is not None and root is not None and bone != root:
+        bone, length = bone.parent, length + 1
+    if bone is not None and root is not None and length != chain.chain_length:
+        said += f"; Chain Length {length} keeps its root at '{root.name}'"
+    return said
 
 
 def _listed_with_tip(ob, uid: str):
@@ -355,8 +438,9 @@ def read_again() -> None:
 
 
 def write_all() -> None:
-    """Record every chain of every local armature (a file saved before chains had records)."""
+    """Record every chain of every local armature (a file saved before chains had records),
+    keeping what their records say about a change of their bones."""
     for ob in bpy.data.objects:
         if local_armature(ob) and ob.pose is not None:
             for chain in ob.quat_ik.chains:
-                write(chain)
+                write(chain, notice(chain))

@@ -19,6 +19,7 @@ No ``bpy`` here: the rig data comes from ``rig_reader``.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 
@@ -49,6 +50,17 @@ class StackedInputs:
     @classmethod
     def stack(cls, frames: list[FrameInputs]) -> StackedInputs:
         first = frames[0]
+        if len(frames) == 1:  # (Live and Per Frame: views, no copies)
+            return cls(
+                object_world=first.object_world[None],
+                root_parent_armature=first.root_parent_armature[None],
+                target_world=first.target_world[None],
+                rotations=first.rotations[None],
+                orientation_world=None if first.orientation_world is None else first.orientation_world[None],
+                pole_world=None if first.pole_world is None else first.pole_world[None],
+                influence=np.array([first.influence]),
+                pole_angle=np.array([first.pole_angle]),
+            )
         return cls(
             object_world=np.stack([f.object_world for f in frames]),
             root_parent_armature=np.stack([f.root_parent_armature for f in frames]),
@@ -86,6 +98,7 @@ class ChainSolution:
     root_world: np.ndarray | None = None  # (F, 4, 4) root frame -> world, as solved
     target_root: np.ndarray | None = None  # (F, 3) target in the root frame
     error: str | None = None
+    seconds: float = 0.0  # the solve's own time (of the solver, without reading and correcting)
 
 
 def _frames(rotations: np.ndarray, heads: np.ndarray) -> np.ndarray:
@@ -95,6 +108,16 @@ def _frames(rotations: np.ndarray, heads: np.ndarray) -> np.ndarray:
     m[..., :3, 3] = heads
     m[..., 3, 3] = 1.0
     return m
+
+
+def _rigid_inverse(m: np.ndarray) -> np.ndarray:
+    """Inverses of (..., 4, 4) rigid matrices (rotation and translation): transposed rotations."""
+    inverse = np.zeros(m.shape)
+    rotation = np.swapaxes(m[..., :3, :3], -1, -2)
+    inverse[..., :3, :3] = rotation
+    inverse[..., :3, 3] = -(rotation @ m[..., :3, 3:])[..., 0]
+    inverse[..., 3, 3] = 1.0
+    return inverse
 
 
 def nearest_rotations(m: np.ndarray) -> np.ndarray:
@@ -109,14 +132,90 @@ def nearest_rotations(m: np.ndarray) -> np.ndarray:
 
 
 def _invert(m: np.ndarray, what: str) -> np.ndarray:
-    if not np.all(np.isfinite(m)):
+    """Inverses of (F, 4, 4) affine matrices; ChainError naming ``what`` where one holds NaN
+    or infinity or has zero scale."""
+    if not np.isfinite(m).all():
         raise ChainError(f"The {what} contains NaN or infinity")
     if len(m) > 1 and np.all(m == m[:1]):  # a still frame (the usual root): invert it once
         return np.broadcast_to(_invert(m[:1], what), m.shape)
-    det = np.linalg.det(m[..., :3, :3])
-    if np.any(np.abs(det) < 1e-18):
+    inverse = affine_inverse(m)
+    if inverse is None:
         raise ChainError(f"The {what} has zero scale, so the chain cannot be solved in it")
-    return np.linalg.inv(m)
+    return inverse
+
+
+# The adjugate of a 3×3 matrix flattened row by row (a b c / d e f / g h i): its entry k is
+# m[P[k]] m[Q[k]] - m[R[k]] m[S[k]] (Cramer's rule), e.g. ei - fh first.
+_P, _Q, _R, _S = (
+    np.array(indices)
+    for indices in zip(
+        (4, 8, 5, 7), (2, 7, 1, 8), (1, 5, 2, 4),
+        (5, 6, 3, 8), (0, 8, 2, 6), (2, 3, 0, 5),
+        (3, 7, 4, 6), (1, 6, 0, 7), (0, 4, 1, 3),
+        strict=True,
+    )
+)  # fmt: skip
+SINGULAR = 1e-18  # |det| of the 3×3 part below this: zero scale
+
+
+def affine_inverse(m: np.ndarray) -> np.ndarray | None:
+    """Inverses of (F, 4, 4) affine matrices (last row 0 0 0 1), or None when one has zero
+    scale (|det| of its 3×3 part below ``SINGULAR``).
+
+    Cramer's rule in plain arithmetic, not ``np.linalg.inv``: LAPACK through OpenBLAS took
+    up to 2 ms of CPU for one 4×4 inside a depsgraph handler on a busy 2-core machine (its
+    threads spin waiting for each other), more than the rest of a Live update. One matrix
+    (Live, Per Frame) is inverted in Python floats, faster than any numpy call at that size;
+    the operations are the same, in the same order, so a bake's frames invert bit for bit
+    as a single frame does. Matrices that are not affine go to ``np.linalg.inv``.
+    """
+    m = np.asarray(m, dtype=float)
+    if len(m) == 1:
+        rows = m[0].tolist()
+        if rows[3] == [0.0, 0.0, 0.0, 1.0]:
+            return _affine_inverse_one(rows)
+    if not (np.all(m[:, 3, :3] == 0.0) and np.all(m[:, 3, 3] == 1.0)):
+        if np.any(np.abs(np.linalg.det(m[:, :3, :3])) < SINGULAR):
+            return None
+        return np.linalg.inv(m)
+    a = m[:, :3, :3].reshape(-1, 9)
+    adjugate = a[:, _P] * a[:, _Q] - a[:, _R] * a[:, _S]
+    det = a[:, 0] * adjugate[:, 0] + a[:, 1] * adjugate[:, 3] + a[:, 2] * adjugate[:, 6]
+    if np.any(np.abs(det) < SINGULAR):
+        return None
+    inverse = np.zeros(m.shape)
+    rotation = inverse[:, :3, :3]
+    rotation[...] = (adjugate / det[:, None]).reshape(-1, 3, 3)
+    t = m[:, :3, 3]
+    for row in range(3):
+        r = rotation[:, row]
+        inverse[:, row, 3] = -(r[:, 0] * t[:, 0] + r[:, 1] * t[:, 1] + r[:, 2] * t[:, 2])
+    inverse[:, 3, 3] = 1.0
+    return inverse
+
+
+def _affine_inverse_one(m: list) -> np.ndarray | None:
+    """``affine_inverse`` of one matrix given as nested lists, the same operations in floats."""
+    (a, b, c, x), (d, e, f, y), (g, h, i, z) = m[0], m[1], m[2]
+    adjugate = (
+        e * i - f * h, c * h - b * i, b * f - c * e,
+        f * g - d * i, a * i - c * g, c * d - a * f,
+        d * h - e * g, b * g - a * h, a * e - b * d,
+    )  # fmt: skip
+    det = a * adjugate[0] + b * adjugate[3] + c * adjugate[6]
+    if abs(det) < SINGULAR:
+        return None
+    r0, r1, r2, r3, r4, r5, r6, r7, r8 = (value / det for value in adjugate)
+    return np.array(
+        [
+            [
+                [r0, r1, r2, -(r0 * x + r1 * y + r2 * z)],
+                [r3, r4, r5, -(r3 * x + r4 * y + r5 * z)],
+                [r6, r7, r8, -(r6 * x + r7 * y + r8 * z)],
+                [0.0, 0.0, 0.0, 1.0],
+            ]
+        ]
+    )
 
 
 class _Corrections:
@@ -129,6 +228,8 @@ class _Corrections:
     def of(self, bone_name: str | None) -> np.ndarray | None:
         """(F, 4, 4) how the bone moved (armature space), by the nearest solved bone at or
         above it; None when none of them was solved."""
+        if not self.by_bone:  # (the usual case: nothing solved yet moves anything)
+            return None
         bone = self.bones.get(bone_name) if bone_name is not None else None
         while bone is not None:
             correction = self.by_bone.get(bone.name)
@@ -147,7 +248,10 @@ class _Corrections:
         correction = self.of(anchor)
         if world is None or correction is None:
             return world
-        return object_world @ correction @ np.linalg.inv(object_world) @ world
+        to_object = affine_inverse(object_world)
+        if to_object is None:
+            to_object = np.linalg.inv(object_world)  # (raises for a scale of zero)
+        return object_world @ correction @ to_object @ world
 
 
 def solve_chains(jobs: list[ChainJob]) -> list[ChainSolution]:
@@ -286,7 +390,7 @@ def _check_finite(rig, target_world, orientation_world, pole_world, root_world) 
         ("armature", rig.armature, rig.root_parent, root_world),
     )
     for what, ob, bone, world in inputs:
-        if world is None:
+        if world is None or np.isfinite(world).all():
             continue
         bad = ~np.all(np.isfinite(world.reshape(len(world), -1)), axis=1)
         if bad.any():
@@ -325,7 +429,9 @@ def _solve_one(
         start=inputs.rotations if job.warm_start else job.start_pose,
         sequence=job.sequence,
     )
+    started = time.perf_counter()
     outcome = yield from solving(lambda: solve_cache.solve(rig.chain, request, job.options))
+    seconds = time.perf_counter() - started
     if inputs.influence is not None and np.any(inputs.influence < 1.0):
         # Blended before a later chain's corrections are taken: those see the pose written.
         own = inputs.rotations if job.own_rotations is None else job.own_rotations
@@ -333,8 +439,8 @@ def _solve_one(
     if record:  # a later chain may hang below this one
         old = rig.chain.forward_kinematics(inputs.rotations)
         new = rig.chain.forward_kinematics(outcome.rotations)
-        moved = _frames(new.rotations, new.heads) @ np.linalg.inv(_frames(old.rotations, old.heads))
-        parent_old_inverse = np.linalg.inv(parent_old)
+        moved = _frames(new.rotations, new.heads) @ _rigid_inverse(_frames(old.rotations, old.heads))
+        parent_old_inverse = _invert(parent_old, f"root frame of chain '{rig.chain_name}'")
         for i, name in enumerate(rig.bone_names):
             corrections.by_bone[name] = parent @ moved[:, i] @ parent_old_inverse
-    return ChainSolution(rig, outcome, root_world, target_root)
+    return ChainSolution(rig, outcome, root_world, target_root, seconds=seconds)

@@ -7,12 +7,16 @@ The solver modules are imported on first use, so registering costs nothing.
 A Live update solves the chains whose inputs changed and the chains hanging below them
 (``live_inputs``), not every chain of the armature.
 
-While a Live chain's inputs keep changing (a target being dragged) each update gives it a
-few iterations and no restarts, so the viewport never stalls; a chain left short of its goal
-is finished with its full settings (iterations and restarts) by a ``bpy.app.timers``
-callback once its inputs have rested ``REST_SECONDS`` (``run_resting``). In the background
-no event loop runs timers, so there every update is a full solve
-(``runtime.finishes_at_rest`` decides).
+While a Live chain's inputs keep changing (a target being dragged) each update solves it
+with its full settings where the native kernel solves it (a dragged frame as fully as a
+resting one); on numpy it gets a few iterations and no restarts, so the viewport never
+stalls, and a chain left short of its goal is finished with its full settings (iterations
+and restarts) by a ``bpy.app.timers`` callback once its inputs have rested ``REST_SECONDS``
+(``run_resting``). In the background no event loop runs timers, so there every update is a
+full solve (``runtime.finishes_at_rest`` decides).
+
+After a file loads, its Per Frame chains are solved at the current frame (``on_load_post``):
+a pose the file saved, or that its keys give, is not what the chain shows on every frame.
 """
 
 from __future__ import annotations
@@ -84,19 +88,21 @@ def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
 
 def _solve_live(ob, chains, changed, depsgraph, fingerprints) -> None:
     """A Live update of ``changed`` (of the armature's ``chains``: those whose inputs changed,
-    ``fingerprints`` now): lightly while the inputs move, when a timer can finish the job at rest."""
+    ``fingerprints`` now): lightly while the inputs move on numpy, when a timer can finish the
+    job at rest (``pose_solve.Effort.MOVING``)."""
     from . import live_inputs, pose_solve
 
     if not runtime.finishes_at_rest(bpy.app.background):
         _solve(ob, changed, depsgraph, reason="after an edit")
         return
     reports = _solve(ob, changed, depsgraph, reason="after an edit", effort=pose_solve.Effort.MOVING)
-    # Chains short of their goals: this update's, and those an earlier update left that this
-    # one did not solve (their inputs did not change).
+    # Chains solved lightly and short of their goals: this update's, and those an earlier
+    # update left that this one did not solve (their inputs did not change). A chain solved
+    # in full (on the kernel) has had all a resting solve would give it.
     short = {
         r.chain.name
         for r in reports
-        if r.solution is not None and r.chain.mode == "LIVE" and not r.chain.status_converged
+        if r.solution is not None and r.light and r.chain.mode == "LIVE" and not r.chain.status_converged
     }
     _due, _inputs, short_before = runtime.resting_due.get(ob.name_full, (None, None, ()))
     short |= set(short_before) - {r.chain.name for r in reports}
@@ -115,7 +121,7 @@ def run_resting(now: float | None = None) -> float | None:
     inputs have rested since their last update (moved again since: that update waits anew).
     Returns the seconds to the next one due, or None when none waits (which ends the timer)."""
     now = time.monotonic() if now is None else now
-    for name, (due, fingerprint, _short) in list(runtime.resting_due.items()):
+    for name, (due, fingerprint, short) in list(runtime.resting_due.items()):
         if due > now:
             continue
         del runtime.resting_due[name]
@@ -123,7 +129,7 @@ def run_resting(now: float | None = None) -> float | None:
         if ob is None or ob.type != "ARMATURE" or runtime.solving_suspended():
             continue  # deleted or renamed since; or a bake runs (its own pose wins)
 
-        def work(ob=ob, fingerprint=fingerprint):
+        def work(ob=ob, fingerprint=fingerprint, short=short):
             from . import live_inputs
 
             depsgraph = bpy.context.evaluated_depsgraph_get()
@@ -131,7 +137,7 @@ def run_resting(now: float | None = None) -> float | None:
                 live_inputs.fingerprints(ob, _chains(ob, LIVE_MODES), depsgraph), fingerprint
             ):
                 return  # changed in a way no update has solved yet: the next update decides
-            unfinished = [c for c in _chains(ob, {"LIVE"}) if not c.status_converged]
+            unfinished = [c for c in _chains(ob, {"LIVE"}) if c.name in short and not c.status_converged]
             if unfinished:
                 runtime.stats["resting_solves"] += 1
                 _solve(ob, unfinished, depsgraph, reason="after an edit")
@@ -162,7 +168,7 @@ def _run_guarded(ob, what: str, function) -> None:
 def _follow_bone_edits(touched: list) -> None:
     """Renamed bones, and chains whose tip bones were joined into or separated from an armature."""
     changes = bone_renames.follow(touched)
-    news.tell(chain_records.reconcile(changes.added))
+    news.tell(chain_records.reconcile(changes.added, changes.renamed))
 
 
 @persistent
@@ -223,6 +229,11 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
         return
     if depsgraph is None:
         depsgraph = bpy.context.evaluated_depsgraph_get()
+    _solve_per_frame(scene, depsgraph, reason="on a frame change")
+
+
+def _solve_per_frame(scene, depsgraph, *, reason: str) -> None:
+    """Solve the scene's Per Frame chains at its current frame (as ``on_frame_change_post``)."""
     armatures = _armatures(scene, FRAME_MODES)
     with _visibility_snapshot(armatures):
         for ob, _chains_per_frame in armatures:
@@ -235,7 +246,7 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
                 chains = _chains(ob, LIVE_MODES)
                 per_frame = {index for index, chain in enumerate(chains) if chain.mode in FRAME_MODES}
                 solving = live_inputs.with_chains_below(ob, chains, per_frame)
-                _solve(ob, solving, depsgraph, reason="on a frame change")
+                _solve(ob, solving, depsgraph, reason=reason)
                 # The live handler need not solve the same inputs again (the other Live chains'
                 # stay as they last solved them: the next edit catches them up).
                 runtime.last_inputs[key] = live_inputs.solved_now(
@@ -247,17 +258,46 @@ def on_frame_change_post(scene, depsgraph=None) -> None:
 
 @persistent
 def on_load_post(*_args) -> None:
-    """Runs after a file loads. Forgets what was solved in the previous file; writes nothing but
-    the records of chains saved before they had them (``chain_records``)."""
-    runtime.forget_all()
+    """Runs after a file loads (and after Blender starts with a file, once the add-on is
+    registered, with a full context, unlike ``register()``). Forgets what was solved in the
+    previous file, writes the records of chains saved before they had them
+    (``chain_records``), and solves the scene's Per Frame chains at its current frame as a frame
+    change would (``_solve_loaded``), so the pose shown is the solved one before any frame
+    changes (a pose saved from another frame, or the one the bones' keys give, is not). Must
+    not raise, call operators or change the frame."""
+    _forget_session()
     runtime.limits_before_edit.clear()  # (undo keeps them: an undo inside Edit Mode stays in it)
     runtime.seen_in_collections.clear()
     runtime.own_poses.clear()  # (undo keeps them: a bone still holding what was written checks itself)
+    runtime.full_solve_seconds.clear()
     bone_renames.remember_all()
     _run_guarded(bpy.context.scene, "Recording chains", chain_records.write_all)
     solve_cache = sys.modules.get(f"{__package__}.solve_cache")  # imported once something solved
     if solve_cache is not None:
         solve_cache.clear()  # (keyed by the inputs, never stale: this only frees the memory)
+    scene = bpy.context.scene
+    if scene is not None and not runtime.solving_suspended() and _armatures(scene, FRAME_MODES):
+        _run_guarded(scene, "Per-frame solve", lambda: _solve_loaded(scene))
+
+
+def _solve_loaded(scene) -> None:
+    """``on_load_post``'s solve: what a frame change solves (``_solve_per_frame``), which also
+    remembers what it solved from, so the update Blender ends its loading with, where it calls
+    handlers, does not solve those chains again."""
+    # Blender evaluates the loaded file only after load_post, so it is evaluated here (without
+    # our update handler, which would solve every chain of every armature).
+    with runtime.suspend_solving():
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+    _solve_per_frame(scene, depsgraph, reason="when the file loaded")
+
+
+def _forget_session() -> None:
+    """Forget what was solved and read (``runtime.forget_all``), the rigs read included: after
+    undo or a file load the objects they hold may be gone."""
+    runtime.forget_all()
+    rig_reader = sys.modules.get(f"{__package__}.rig_reader")  # imported once something was read
+    if rig_reader is not None:
+        rig_reader.forget_rigs()
 
 
 @persistent
@@ -265,7 +305,7 @@ def on_undo_redo_post(*_args) -> None:
     """Runs after undo/redo. Data was replaced under us: forget fingerprints; writes nothing
     (the next update reads the chains' records again: the step Join pushed is the one before
     the joined chains were listed, so redoing a Join lists them there)."""
-    runtime.forget_all()
+    _forget_session()
     bone_renames.remember_all()
     chain_records.read_again()
 
@@ -303,7 +343,7 @@ def unregister() -> None:
     if bpy.app.timers.is_registered(run_resting):
         bpy.app.timers.unregister(run_resting)
     news.stop()
-    runtime.forget_all()
+    _forget_session()
     runtime.limits_before_edit.clear()
 
 

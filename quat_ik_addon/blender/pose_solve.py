@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import chain_solve, learned_store, own_pose, pose_writer, rig_reader, solve_adapter
+from . import chain_solve, compat, learned_store, own_pose, pose_writer, rig_reader, runtime, solve_adapter
 from .errors import ChainError
 
 
@@ -25,6 +25,7 @@ class ChainReport:
     solution: chain_solve.ChainSolution | None
     error: str | None
     changed: bool = False  # the pose was written with new values
+    light: bool = False  # solved lightly while moving, or cut short by its time limit: finish at rest
 
 
 def rig_and_options(ob, chain) -> tuple[rig_reader.ChainRig, solve_adapter.SolverOptions]:
@@ -42,25 +43,71 @@ class Effort(enum.Enum):
     """How hard a chain solved warm from its current pose works (``read_job``)."""
 
     FULL = "full"  # the chain's own settings (Solve Now; Live posing in the background; at rest)
-    # While its inputs keep moving (Live posing in the UI): a few iterations and no restarts,
-    # as a baked sequence tracks a miss. A round of restarts costs up to ~100 ms on the 3-bone
-    # benchmark chain and a miss's full iterations ~35 ms, a visible stutter while the target
-    # is dragged; the handlers finish the chain with FULL once its inputs rest.
+    # While its inputs keep moving (Live posing in the UI): on the native kernel the chain's own
+    # settings too, restarts and all, starting none after ``MOVING_TIME_LIMIT``; a chain whose
+    # full solves take longer than ``HEAVY_WHILE_MOVING`` (a long chain at a goal it cannot
+    # reach: 140 ms for the 30-bone sample rig) solves as on numpy. On numpy a few
+    # iterations and no restarts, as a baked sequence tracks a miss: there a round of restarts
+    # costs up to ~100 ms and a miss's full iterations ~35 ms, a visible stutter while the
+    # target is dragged. The handlers finish what was solved lightly, or ran out of time, with
+    # FULL once the inputs rest (``ChainReport.light``).
     MOVING = "moving"
 
 
-def read_job(
-    ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False, effort: Effort = Effort.FULL
-) -> chain_solve.ChainJob:
-    """A chain's job for the current frame; ChainError if it cannot be read."""
+# A Live chain solved in full while its inputs move starts no round of restarts after this
+# many seconds (a round started runs to its end: ~3 ms each on the 3-bone benchmark chain,
+# whose full solve at a goal its limits cannot reach takes 6-7 ms with its 2 rounds)...
+MOVING_TIME_LIMIT = 0.010
+# ... and solves lightly while moving once a full solve of it has taken longer than this
+# (restarts included; the longest since the chain or its settings last changed).
+HEAVY_WHILE_MOVING = 0.010
+
+
+def _full_solve_key(ob, chain) -> tuple:
+    return (compat.session_key(ob), chain.name)
+
+
+def _measured_as(rig: rig_reader.ChainRig, options: solve_adapter.SolverOptions) -> tuple:
+    """What a chain's full-solve time holds for: its solver chain, settings and solver path (a
+    full solve on numpy takes 10-30 times as long as on the kernel)."""
+    return (rig.chain.fingerprint, options.settings, solve_adapter.solves_natively(rig.chain, options))
+
+
+def solves_lightly(ob, chain, rig: rig_reader.ChainRig, options: solve_adapter.SolverOptions, effort: Effort) -> bool:
+    """Whether a warm solve of ``chain`` (``rig``, ``options``) with ``effort`` takes a few
+    iterations and no restarts: while its inputs move, unless the native kernel solves it and
+    its full solves have stayed within ``HEAVY_WHILE_MOVING`` (``Effort``)."""
+    if effort is not Effort.MOVING:
+        return False
+    if not solve_adapter.solves_natively(rig.chain, options):
+        return True
+    measured = runtime.full_solve_seconds.get(_full_solve_key(ob, chain))
+    return measured is not None and measured[0] == _measured_as(rig, options) and measured[1] > HEAVY_WHILE_MOVING
+
+
+@dataclass(frozen=True)
+class _Read:
+    job: chain_solve.ChainJob
+    light: bool  # solved lightly (``solves_lightly``)
+    measured_as: tuple | None  # a warm full solve: what its time holds for (``_measured_as``)
+
+
+def _read(ob, chain, depsgraph, *, warm_start: bool, sequence: bool, effort: Effort) -> _Read:
     rig, options = rig_and_options(ob, chain)
-    if warm_start and effort is Effort.MOVING:
-        options = solve_adapter.tracking_a_miss(options)
+    light, measured_as = False, None
+    if warm_start:
+        light = solves_lightly(ob, chain, rig, options, effort)
+        if not light:
+            measured_as = _measured_as(rig, options)
+        if light:
+            options = solve_adapter.tracking_a_miss(options)
+        elif effort is Effort.MOVING:
+            options = solve_adapter.within(options, MOVING_TIME_LIMIT)
     inputs = rig_reader.read_frame_inputs(rig, depsgraph)
     own = None
     if inputs.influence < 1.0 or own_pose.remembers(rig):
         own = own_pose.own_rotations(rig, inputs.rotations)[None]
-    return chain_solve.ChainJob(
+    job = chain_solve.ChainJob(
         rig=rig,
         options=options,
         inputs=chain_solve.StackedInputs.stack([inputs]),
@@ -68,6 +115,23 @@ def read_job(
         sequence=sequence,
         own_rotations=own,
     )
+    return _Read(job, light, measured_as)
+
+
+def read_job(
+    ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False, effort: Effort = Effort.FULL
+) -> chain_solve.ChainJob:
+    """A chain's job for the current frame; ChainError if it cannot be read."""
+    return _read(ob, chain, depsgraph, warm_start=warm_start, sequence=sequence, effort=effort).job
+
+
+def _remember_full_solve(ob, chain, measured_as: tuple, seconds: float) -> None:
+    """Keep the longest full solve of the chain since it or its settings changed."""
+    key = _full_solve_key(ob, chain)
+    before = runtime.full_solve_seconds.get(key)
+    if before is not None and before[0] == measured_as:
+        seconds = max(seconds, before[1])
+    runtime.full_solve_seconds[key] = (measured_as, seconds)
 
 
 def solve_current_frame(
@@ -81,22 +145,28 @@ def solve_current_frame(
     ``record_status`` later otherwise).
     """
     reports: dict[int, ChainReport] = {}
-    jobs: list[chain_solve.ChainJob] = []
+    reads: list[_Read] = []
     job_chains = []
     for index, chain in enumerate(chains):
         warm = warm_start(chain) if callable(warm_start) else warm_start
         try:
-            jobs.append(read_job(ob, chain, depsgraph, warm_start=warm, effort=effort))
+            reads.append(_read(ob, chain, depsgraph, warm_start=warm, sequence=False, effort=effort))
             job_chains.append((index, chain))
         except ChainError as error:
             reports[index] = ChainReport(chain, None, f"Chain '{rig_reader.chain_label(chain)}': {error}")
-    for (index, chain), job, solution in zip(job_chains, jobs, chain_solve.solve_chains(jobs), strict=True):
-        changed = False
-        if solution.error is None and write:
-            changed = pose_writer.write_pose(solution.rig, solution.outcome.rotations[0])
-            if job.own_rotations is not None:
-                own_pose.remember(solution.rig, job.own_rotations[0])
-        reports[index] = ChainReport(chain, solution, solution.error, changed)
+    solutions = chain_solve.solve_chains([read.job for read in reads])
+    for (index, chain), read, solution in zip(job_chains, reads, solutions, strict=True):
+        changed, light = False, read.light
+        if solution.error is None:
+            if write:
+                changed = pose_writer.write_pose(solution.rig, solution.outcome.rotations[0])
+                if read.job.own_rotations is not None:
+                    own_pose.remember(solution.rig, read.job.own_rotations[0])
+            if read.measured_as is not None:
+                _remember_full_solve(ob, chain, read.measured_as, solution.seconds)
+                # Cut short while moving: finished at rest, as a light solve is.
+                light = light or (effort is Effort.MOVING and solution.outcome.out_of_time)
+        reports[index] = ChainReport(chain, solution, solution.error, changed, light)
     ordered = [reports[i] for i in range(len(chains))]
     if record:
         for report in ordered:

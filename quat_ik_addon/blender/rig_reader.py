@@ -17,6 +17,10 @@ their current rotation (see ``locks.py``). A bake builds its chain once, so ``ch
 refuses where those values move over its range. A root that does not inherit its parent's
 rotation or scale is solved while the parent keeps its rest axes or unit scale
 (``check_root_frame``); a bone below the root must inherit its parent's rotation.
+
+Live and Per Frame read every chain's rig on every update: ``read_chain_rig`` keeps the rig it
+built, with what it was built from (``_rig_key``), and builds it again only when that changed.
+Its checks (the armature, the bones, the targets) run on every read.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import numpy as np
 
 from ..solver.chain import Chain
 from ..solver.limits import FixedJoint, parameter_digest
-from . import compat, limit_conversion, locks, rotation_modes
+from . import chain_records, compat, limit_conversion, locks, rotation_modes, runtime
 from .errors import ChainError
 from .rotation_modes import current_quaternion
 
@@ -114,7 +118,25 @@ def check_armature(ob) -> None:
 
 
 def chain_bone_names(ob, tip_bone: str, chain_length: int) -> tuple[str, ...]:
-    """Bone names root to tip, following parents up from ``tip_bone``."""
+    """Bone names root to tip, following parents up from ``tip_bone``. Within
+    ``visibility_snapshot`` each chain's are followed once (a Live update asks for them from
+    the fingerprint, the rig, the order of chains and what hangs below what)."""
+    if _bone_names is None:
+        return _follow_parents(ob, tip_bone, chain_length)
+    key = (ob.as_pointer(), tip_bone, chain_length)
+    found = _bone_names.get(key)
+    if found is None:
+        try:
+            found = _follow_parents(ob, tip_bone, chain_length)
+        except ChainError as error:
+            found = error
+        _bone_names[key] = found
+    if isinstance(found, ChainError):
+        raise ChainError(str(found))
+    return found
+
+
+def _follow_parents(ob, tip_bone: str, chain_length: int) -> tuple[str, ...]:
     bones = ob.data.bones
     if not tip_bone:
         raise ChainError("The chain has no tip bone")
@@ -234,7 +256,91 @@ def read_chain_rig(ob, chain) -> ChainRig:
     pole_object, pole_bone = chain.pole_object, (chain.pole_bone or None)
     if pole_object is not None:
         check_target(ob, bone_names, pole_object, pole_bone, "pole target")
+    else:
+        pole_bone = None
+    pointers = (
+        (chain.target_object, target_bone),
+        (orientation_object, orientation_bone),
+        (pole_object, pole_bone),
+    )
+    key = _rig_key(ob, bone_names, pointers)
+    slot = (compat.session_key(ob), chain.name)
+    cached = _rigs.get(slot)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    rig = _built_rig(ob, chain, bone_names, pointers)
+    if len(_rigs) >= _RIGS_KEPT:
+        _rigs.clear()
+    _rigs[slot] = (key, rig)
+    return rig
 
+
+# The rigs read last, by (armature, chain name): (what they were read from, the ChainRig).
+_RIGS_KEPT = 1024
+_rigs: dict = {}
+
+
+def forget_rigs() -> None:
+    """Drop the rigs read so far (a file loaded, undo: the objects they hold may be gone)."""
+    _rigs.clear()
+
+
+def _rig_key(ob, bone_names: tuple[str, ...], pointers) -> tuple:
+    """What ``_built_rig`` builds a chain's rig from, as cheap values to compare with the next
+    read: the armature's settings generation (``runtime.generation_of``: every chain and
+    joint-limit setting, changed in the panel, by an operator or by Python, undo and file
+    loads), the objects and bones it reaches for and what they hang from, and each chain
+    bone's rest frame, length, parenting, pose location and scale, locks, constraints and
+    drivers (nothing bumps the generation for those). Reading them costs a few microseconds a
+    bone; building the rig again (limits validated, ``Chain`` built and packed for the kernel)
+    costs a hundred or more."""
+    bones, pose_bones = ob.data.bones, ob.pose.bones
+    parent = bones[bone_names[0]].parent
+    animation = ob.animation_data
+    parts = [
+        runtime.generation_of(ob),
+        compat.session_key(ob.data),
+        bone_names,
+        None if parent is None else (parent.name, parent.matrix_local.copy()),
+        0 if animation is None else len(animation.drivers),
+    ]
+    for target, bone in pointers:
+        parts.append(None if target is None else (compat.session_key(target), bone, anchor_bone(ob, target, bone)))
+    for name in bone_names:
+        parts.append(_bone_state(bones[name], pose_bones[name]))
+    return tuple(parts)
+
+
+def _bone_state(bone, pose_bone) -> tuple:
+    """One chain bone's part of ``_rig_key``."""
+    limits = pose_bone.quat_ik
+    lock_rotation = pose_bone.lock_rotation[:]
+    state = (
+        bone.matrix_local.copy(),  # (mathutils compares matrices by value, to a float32 step)
+        bone.length,
+        bone.use_connect,
+        bone.use_inherit_rotation,
+        bone.inherit_scale,
+        pose_bone.location[:],
+        pose_bone.scale[:],
+        limits.joint_type,
+        len(limits.windows),  # (a window removed by a script bumps no generation)
+        pose_bone.rotation_mode,
+        lock_rotation,
+        pose_bone.lock_rotation_w,
+        pose_bone.lock_rotations_4d,
+    )
+    if any(lock_rotation) or pose_bone.lock_rotation_w:
+        state += (locks.frozen_channels(pose_bone),)  # the values a locked channel holds
+    constraints = pose_bone.constraints
+    if len(constraints):
+        state += (tuple((c.name, c.mute, c.influence) for c in constraints),)
+    return state
+
+
+def _built_rig(ob, chain, bone_names: tuple[str, ...], pointers) -> ChainRig:
+    """``read_chain_rig``'s rig, built from the armature (its checks done)."""
+    (target_object, target_bone), (orientation_object, orientation_bone), (pole_object, pole_bone) = pointers
     bones = ob.data.bones
     pose_bones = ob.pose.bones
     first = bones[bone_names[0]]
@@ -287,6 +393,9 @@ def read_chain_rig(ob, chain) -> ChainRig:
         limits.append(limit)
         parent_rest = bone.matrix_local
 
+    notice = chain_records.notice(chain)  # (a change of its bones: set with a bump of the generation)
+    if notice:
+        warnings.insert(0, notice)
     offset = np.array(chain.effector_offset) * cumulative_scale
     if not np.all(np.isfinite(offset)):
         raise ChainError(f"Effector Offset is not a number {tuple(chain.effector_offset)}")
@@ -303,14 +412,14 @@ def read_chain_rig(ob, chain) -> ChainRig:
         root_parent=root_parent,
         chain=solver_chain,
         writable=tuple(writable),
-        target_object=chain.target_object,
+        target_object=target_object,
         target_bone=target_bone,
         orientation_object=orientation_object,
         orientation_bone=orientation_bone,
         pole_object=pole_object,
-        pole_bone=pole_bone if pole_object is not None else None,
+        pole_bone=pole_bone,
         warnings=tuple(warnings),
-        target_anchor=anchor_bone(ob, chain.target_object, target_bone),
+        target_anchor=anchor_bone(ob, target_object, target_bone),
         orientation_anchor=anchor_bone(ob, orientation_object, orientation_bone),
         pole_anchor=anchor_bone(ob, pole_object, pole_bone),
         root_rest_axes_unless_inherited=(
@@ -462,22 +571,27 @@ def _enabled_names(depsgraph, disabled: str) -> set[str]:
     return names
 
 
-# Within ``visibility_snapshot``: (depsgraph, flag) -> enabled object names, built once.
+# Within ``visibility_snapshot``: (depsgraph, flag) -> enabled object names, built once; and
+# (armature, tip bone, length) -> the chain's bone names (or why it has none).
 _snapshots: dict | None = None
+_bone_names: dict | None = None
 
 
 @contextmanager
 def visibility_snapshot():
     """Within this block ``enabled_in`` lists each view layer's enabled objects once: a handler
     reads every chain's armature and targets, and listing them per object cost a search of
-    the scene's objects each (50 armatures of 4 chains among 5,000 objects: 170 ms an update)."""
-    global _snapshots
-    outer = _snapshots
-    _snapshots = {} if outer is None else outer
+    the scene's objects each (50 armatures of 4 chains among 5,000 objects: 170 ms an update).
+    Each chain's bones are followed once too (``chain_bone_names``): nothing inside the block
+    may add, delete or re-parent bones."""
+    global _snapshots, _bone_names
+    outer = _snapshots, _bone_names
+    _snapshots = {} if outer[0] is None else outer[0]
+    _bone_names = {} if outer[1] is None else outer[1]
     try:
         yield
     finally:
-        _snapshots = outer
+        _snapshots, _bone_names = outer
 
 
 def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
@@ -531,13 +645,11 @@ def _world_matrix(ob, bone: str | None, depsgraph) -> np.ndarray:
     return _matrix_np(ob_eval.matrix_world @ ob_eval.pose.bones[bone].matrix)
 
 
-def _matrix_bytes(matrix) -> bytes:
-    return np.array(matrix, dtype=float).tobytes()
-
-
-def input_fingerprint(ob, chain, depsgraph) -> tuple[bytes, bytes]:
-    """Cheap bytes that change whenever anything ``chain`` is solved from changes, in two
-    parts: (its own inputs, the inputs that move with the armature's pose).
+def input_fingerprint(ob, chain, depsgraph) -> tuple[tuple, tuple]:
+    """Cheap values that change whenever anything ``chain`` is solved from changes, in two
+    parts: (its own inputs, the inputs that move with the armature's pose). Compare them with
+    ``==``: matrices are mathutils copies, which compare by value (to within one float32 step,
+    and a NaN equals itself), vectors tuples of floats.
 
     Reads only matrices (no chain building): the target (and orientation target and pole),
     the chain bones' rest matrices, pose location and scale, and the chain's Influence and
@@ -551,20 +663,16 @@ def input_fingerprint(ob, chain, depsgraph) -> tuple[bytes, bytes]:
     ob_eval = evaluated(ob, depsgraph)
     names = chain_bone_names(ob, chain.tip_bone, chain.chain_length)
     # Influence and Pole Angle may be animated: a frame change alone then calls for a new solve.
-    own = [chain.name.encode(), _matrix_bytes(chain.influence), _matrix_bytes(chain.pole_angle)]
+    own = [chain.name, chain.influence, chain.pole_angle]
     posed = []
     bones = ob_eval.data.bones
     pose_bones = ob_eval.pose.bones
     parent = bones[names[0]].parent
     if parent is not None:
-        posed.append(_matrix_bytes(pose_bones[parent.name].matrix))
+        posed.append(pose_bones[parent.name].matrix.copy())
     for name in names:
         pose_bone = pose_bones[name]
-        own += [
-            _matrix_bytes(bones[name].matrix_local),
-            _matrix_bytes(pose_bone.location),
-            _matrix_bytes(pose_bone.scale),
-        ]
+        own += (bones[name].matrix_local.copy(), pose_bone.location[:], pose_bone.scale[:])
     inputs = (
         (chain.target_object, chain.target_bone),
         (chain.orientation_object, chain.orientation_bone),
@@ -573,24 +681,24 @@ def input_fingerprint(ob, chain, depsgraph) -> tuple[bytes, bytes]:
     outside = False
     for target, bone in inputs:
         if target is None:
-            own.append(b"-")
+            own.append(None)
             continue
         target_eval = evaluated(target, depsgraph)
         if target != ob:
             outside = True
             part = posed if anchor_bone(ob, target, bone) is not None else own
-            part.append(_matrix_bytes(target_eval.matrix_world))
+            part.append(target_eval.matrix_world.copy())
         else:
             part = posed if bone else own  # its bone's place in the armature; the armature itself
-            part.append(b"=")
+            part.append(True)
         if bone:
             pose_bone = target_eval.pose.bones.get(bone) if target_eval.pose is not None else None
             if pose_bone is None:
                 raise ChainError(f"Target bone '{bone}' not found in '{target.name}' (renamed or deleted?)")
-            part.append(_matrix_bytes(pose_bone.matrix))
+            part.append(pose_bone.matrix.copy())
     if outside:
-        own.append(_matrix_bytes(ob_eval.matrix_world))
-    return b"".join(own), b"".join(posed)
+        own.append(ob_eval.matrix_world.copy())
+    return tuple(own), tuple(posed)
 
 
 def check_new_chain(ob, tip_bone: str, chain_length: int, target_object, target_bone: str | None) -> tuple[str, ...]:

@@ -13,7 +13,7 @@
   own pose it was blended from (``own_pose``).
 * ``bone_names`` remembers each armature's bone names, so chains follow renames
   (``bone_renames``); ``records_pending`` the armatures whose bones changed while one was in
-  Edit Mode (``chain_records``).
+  Edit Mode, and ``renames_pending`` their bones renamed meanwhile (``chain_records``).
 * ``limits_before_edit`` holds each armature's joint limits as it entered Edit Mode
   (``symmetrized_limits``); ``seen_in_collections`` the objects chains point at that were seen
   in a collection (``deleted_targets``). Undo keeps both; loading a file forgets them.
@@ -34,8 +34,12 @@ last_inputs: dict = {}
 last_results: dict = {}
 reported: set = set()
 last_bake_seconds: dict = {}  # wall time of the last bake's steps (for the benchmark)
+bake_seconds_per_bone_frame: float | None = None  # measured by the last long bake (``bake.bake_cost``)
 bake_progress: dict = {}  # the modal bake running now: phase, fraction, next step (empty when none)
 resting_due: dict = {}
+# (armature, chain name) -> (what it was measured for, seconds): the longest full solve of a Live
+# chain since it or its settings changed (``pose_solve.solves_lightly``); loading a file forgets it.
+full_solve_seconds: dict = {}
 own_poses: dict = {}  # (armature object, bone) -> (own pose wxyz, written wxyz)
 bone_names: dict = {}  # armature data -> (bone names, {name: where it lies}) (``bone_renames``)
 bones_being_edited: set = set()  # armatures seen in Edit Mode, not yet out of it (``bone_renames``)
@@ -43,9 +47,10 @@ news: list = []  # lines the handlers' own changes wait to report in the window 
 limits_before_edit: dict = {}  # armature -> {object: {bone: limit settings}} as it entered Edit Mode (``symmetrized_limits``)
 seen_in_collections: set = set()  # objects chains point at, once seen in a collection (``chain_records``)
 records_pending: dict = {}  # armature data name -> bones added, waiting for Edit Mode to end (``chain_records``)
-# Whether Live updates solve lightly and leave the full solve until the inputs rest: None =
-# when Blender runs timers (not in the background); the benchmark sets True to measure what
-# a user dragging feels.
+renames_pending: dict = {}  # armature data name -> {old bone name: new}, waiting with them
+# Whether Live updates may solve lightly and leave the full solve until the inputs rest (chains
+# on numpy; the kernel solves them in full anyway): None = when Blender runs timers (not in the
+# background); the benchmark sets True to measure what a user dragging feels.
 finish_at_rest: bool | None = None
 
 
@@ -98,6 +103,7 @@ def forget_all() -> None:
     resting_due.clear()
     armature_generations.clear()
     records_pending.clear()
+    renames_pending.clear()
     bones_being_edited.clear()
     bump()
 

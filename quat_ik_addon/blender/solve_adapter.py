@@ -7,6 +7,7 @@ so the pose follows the motion. No ``bpy`` here: settings are read by attribute.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -17,6 +18,7 @@ from ..solver.goals import Goals
 from ..solver.jump_easing import ease_jumps
 from ..solver.learned_starts import LearnedStarts
 from ..solver.learned_starts import learn_start_poses as learn_starts
+from ..solver.native.kernel_calls import kernel_for
 from ..solver.pole import blender_start, solve_facing_poles
 from ..solver.pose_jumps import visible_jumps as sequence_jumps
 from ..solver.sequence import solve_sequence
@@ -66,16 +68,17 @@ class SolveOutcome:
     converged: np.ndarray  # (F,) bool
     tolerance: float
     wrap_jump: float = 0.0  # a looping shot's jump where it wraps, radians (0: it wraps smoothly)
+    out_of_time: bool = False  # the settings' time limit cut restarts (or a shot's searches) short
 
 
 def options_for(chain_settings, learned_starts=None) -> SolverOptions:
     """Solver options from a QuatIKChain (or anything with its attribute names)."""
-    settings = SolveSettings(
-        max_iterations=int(chain_settings.iterations),
-        tolerance=float(chain_settings.tolerance) if chain_settings.tolerance > 0.0 else None,
-        order=chain_settings.sweep_order.lower(),
-        restarts=int(chain_settings.restarts),
-        method=_METHODS.get(chain_settings.method, "dls_ccd"),
+    settings = _solve_settings(
+        int(chain_settings.iterations),
+        float(chain_settings.tolerance) if chain_settings.tolerance > 0.0 else None,
+        chain_settings.sweep_order.lower(),
+        int(chain_settings.restarts),
+        _METHODS.get(chain_settings.method, "dls_ccd"),
     )
     orientation_weight = 0.0
     if chain_settings.orientation_mode != "NONE":
@@ -89,9 +92,42 @@ def options_for(chain_settings, learned_starts=None) -> SolverOptions:
     )
 
 
+@functools.lru_cache(maxsize=256)  # (Live and Per Frame read every chain's settings on every update)
+def _solve_settings(
+    max_iterations: int, tolerance: float | None, order: str, restarts: int, method: str
+) -> SolveSettings:
+    return SolveSettings(
+        max_iterations=max_iterations, tolerance=tolerance, order=order, restarts=restarts, method=method
+    )
+
+
 def tracking_a_miss(options: SolverOptions) -> SolverOptions:
     """A few iterations and no restarts: for a goal missed the update before, or still moving."""
-    return replace(options, settings=tracking_settings(options.settings))
+    return replace(options, settings=_tracking(options.settings))
+
+
+@functools.lru_cache(maxsize=64)  # settings are frozen and hashable; building them checks every field
+def _tracking(settings: SolveSettings) -> SolveSettings:
+    return tracking_settings(settings)
+
+
+def within(options: SolverOptions, seconds: float) -> SolverOptions:
+    """``options`` whose solves spend at most ``seconds`` on restarts (``SolveSettings.time_limit``;
+    a tighter limit of their own stands)."""
+    return replace(options, settings=_within(options.settings, seconds))
+
+
+@functools.lru_cache(maxsize=64)
+def _within(settings: SolveSettings, seconds: float) -> SolveSettings:
+    if settings.time_limit is not None and settings.time_limit <= seconds:
+        return settings
+    return replace(settings, time_limit=seconds)
+
+
+def solves_natively(chain: Chain, options: SolverOptions) -> bool:
+    """Whether solves of ``chain`` with ``options`` run on the native kernel (it loaded, passed
+    its self-check, knows every limit of the chain, and the settings do not ask for numpy)."""
+    return kernel_for(chain, options.settings) is not None
 
 
 def _goals(request: SolveRequest, options: SolverOptions) -> Goals:
@@ -182,6 +218,7 @@ def solve(chain: Chain, request: SolveRequest, options: SolverOptions) -> SolveO
         converged=np.asarray(result.converged),
         tolerance=float(result.tolerance),
         wrap_jump=wrap,
+        out_of_time=bool(getattr(result, "out_of_time", False)),
     )
 
 

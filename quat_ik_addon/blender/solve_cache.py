@@ -14,6 +14,7 @@ No ``bpy`` here.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import Counter, OrderedDict
 from dataclasses import replace
@@ -45,7 +46,7 @@ def _packed(outcome: solve_adapter.SolveOutcome) -> np.ndarray:
             outcome.iterations,
             outcome.restarts,
             outcome.converged,
-            (outcome.tolerance, outcome.wrap_jump),
+            (outcome.tolerance, outcome.wrap_jump, outcome.out_of_time),
         ),
         dtype=float,
     )
@@ -55,7 +56,7 @@ def _packed(outcome: solve_adapter.SolveOutcome) -> np.ndarray:
 
 def _unpacked(packed: np.ndarray, frames: int, n_bones: int) -> solve_adapter.SolveOutcome:
     size = frames * n_bones * 4
-    per_frame = packed[size:-2].reshape(5, frames)
+    per_frame = packed[size:-3].reshape(5, frames)
     return solve_adapter.SolveOutcome(
         rotations=packed[:size].reshape(frames, n_bones, 4),
         position_error=per_frame[0],
@@ -63,8 +64,9 @@ def _unpacked(packed: np.ndarray, frames: int, n_bones: int) -> solve_adapter.So
         iterations=per_frame[2].astype(np.int64),
         restarts=per_frame[3].astype(np.int64),
         converged=per_frame[4] > 0.5,
-        tolerance=float(packed[-2]),
-        wrap_jump=float(packed[-1]),
+        tolerance=float(packed[-3]),
+        wrap_jump=float(packed[-2]),
+        out_of_time=bool(packed[-1]),
     )
 
 
@@ -79,8 +81,13 @@ def request_key(chain: Chain, request: solve_adapter.SolveRequest, options: solv
         else:
             array = np.ascontiguousarray(array, dtype=float)
             digest.update(repr(array.shape).encode() + array.tobytes())
-    digest.update(repr(replace(options, learned_starts=None)).encode())
+    digest.update(_options_text(options))
     return digest.digest()
+
+
+@functools.lru_cache(maxsize=256)  # options are frozen and hashable (without learned start poses)
+def _options_text(options: solve_adapter.SolverOptions) -> bytes:
+    return repr(replace(options, learned_starts=None)).encode()
 
 
 def solve(

@@ -19,3 +19,7 @@ def test_per_frame_solves_are_remembered_by_their_inputs(run_session):
 
 def test_a_target_held_by_another_chain_is_reached_where_that_chain_puts_it(run_session):
     run_session("held_target.py")
+
+
+def test_a_per_frame_chain_is_solved_when_its_file_loads(run_session):
+    run_session("per_frame_on_load.py")

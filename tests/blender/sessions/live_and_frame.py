@@ -1,4 +1,5 @@
-"""Session: Live mode re-solves when inputs change and never loops; Per Frame mode follows
+"""Session: Live mode re-solves when inputs change and never loops, in full while its inputs
+move on the native kernel and lightly on numpy (finished once they rest); Per Frame mode follows
 frame_set and animation renders; handlers are registered once, survive loading a file and
 go away when the add-on is disabled; a failing live chain reports once and keeps its pose.
 
@@ -124,8 +125,8 @@ checks.check(
     "fixing the target clears the failure", chain.status_message == "" and error < 1e-3, (chain.status_message, error)
 )
 
-# ---- while its inputs move a Live chain solves lightly; it is finished once they rest
-# (in the UI a timer runs ``run_resting``; here the test calls it)
+# ---- on the native kernel a Live update solves in full while its inputs move (restarts and
+# all), so nothing is left to finish once they rest
 limited = straight_rig("Limited", 3)
 for pose_bone in limited.pose.bones:
     pose_bone.quat_ik.joint_type = "BALL"
@@ -135,9 +136,65 @@ far = empty("Far", (1.6, 0.0, 1.2))  # within the chain's length, beyond what it
 add_chain(limited, "B2", 3, "Far", mode="LIVE")
 limited_chain = limited.quat_ik.chains[0]
 runtime.finish_at_rest = True  # as in a window
+checks.check(
+    "the kernel solves the limited chain", limited_chain.status_solver == "native kernel", limited_chain.status_solver
+)
+pose_solve = submodule("pose_solve")
+time_limit, heavy = pose_solve.MOVING_TIME_LIMIT, pose_solve.HEAVY_WHILE_MOVING
+pose_solve.MOVING_TIME_LIMIT = pose_solve.HEAVY_WHILE_MOVING = 60.0  # (a slow machine's timing is no part of these)
 runtime.stats.clear()
 far.location.x += 0.1
 update()
+checks.check(
+    "on the kernel a Live update that misses runs its restarts on the dragged update itself ...",
+    not limited_chain.status_converged and limited_chain.status_restarts > 0 and runtime.stats["solves"] == 1,
+    (limited_chain.status_converged, limited_chain.status_restarts, dict(runtime.stats)),
+)
+checks.check("... and leaves no full solve for when its inputs rest", limited.name_full not in runtime.resting_due)
+checks.check(
+    "... so the resting timer has nothing to run",
+    handlers.run_resting(now=time.monotonic() + 1.0) is None and runtime.stats["resting_solves"] == 0,
+    dict(runtime.stats),
+)
+for x in (0.9, 0.7, 0.6, 0.5):  # dragged back within the cones' reach
+    far.location = (x, 0.0, 2.95)
+    update()
+checks.check(
+    "a goal dragged back in reach is met on its update",
+    limited_chain.status_converged and limited.name_full not in runtime.resting_due,
+    (limited_chain.status_error, list(runtime.resting_due)),
+)
+# A chain whose full solves took longer than HEAVY_WHILE_MOVING solves lightly while it moves,
+# and one whose restarts ran out of MOVING_TIME_LIMIT is finished at rest, as on numpy.
+for what, limit, too_long in (("full solves too long", 60.0, 0.0), ("restarts out of time", 0.0, 60.0)):
+    pose_solve.MOVING_TIME_LIMIT, pose_solve.HEAVY_WHILE_MOVING = limit, too_long
+    far.location = (1.6, 0.0, 1.2 + len(what) * 1e-3)
+    update()  # (a full solve: the one it measures)
+    runtime.stats.clear()
+    far.location.x += 0.05
+    update()
+    light = limited_chain.status_restarts == 0 if too_long == 0.0 else limited_chain.status_restarts <= 1
+    checks.check(
+        f"{what}: the update is short of its full solve, which waits for the inputs to rest",
+        light and limited.name_full in runtime.resting_due,
+        (limited_chain.status_restarts, list(runtime.resting_due)),
+    )
+    handlers.run_resting(now=time.monotonic() + 1.0)
+    checks.check(f"{what}: ... and runs once they have", runtime.stats["resting_solves"] == 1, dict(runtime.stats))
+pose_solve.MOVING_TIME_LIMIT, pose_solve.HEAVY_WHILE_MOVING = time_limit, heavy
+far.location = (1.6, 0.0, 1.2)
+update()
+
+# ---- on numpy, while its inputs move a Live chain solves lightly; it is finished once they
+# rest (in the UI a timer runs ``run_resting``; here the test calls it)
+preferences = bpy.context.preferences.addons[addon().__name__].preferences
+preferences.native_kernel = False
+runtime.stats.clear()
+far.location.x += 0.1
+update()
+checks.check(
+    "... (the chain solves on numpy)", limited_chain.status_solver.startswith("numpy"), limited_chain.status_solver
+)
 checks.check(
     "a Live update that misses runs a few iterations and no restarts ...",
     not limited_chain.status_converged
@@ -211,6 +268,18 @@ checks.check(
     limited_chain.status_restarts > 0 and not runtime.resting_due,
     (limited_chain.status_restarts, list(runtime.resting_due)),
 )
+# Back on the kernel: the full solves numpy took (far longer) do not make it solve lightly.
+preferences.native_kernel = True
+runtime.finish_at_rest = True
+far.location = (1.7, 0.0, 1.3)
+update()
+checks.check(
+    "back on the kernel, a dragged update solves in full again (numpy's solve times do not count)",
+    limited_chain.status_restarts > 0 and limited.name_full not in runtime.resting_due,
+    (limited_chain.status_solver, limited_chain.status_restarts, list(runtime.resting_due)),
+)
+runtime.finish_at_rest = None
+runtime.resting_due.clear()
 bpy.data.objects.remove(limited)
 bpy.data.objects.remove(far)
 bpy.context.view_layer.objects.active = ob

@@ -11,7 +11,16 @@ from pathlib import Path
 
 import bpy
 
-from tests.blender.sessions.common import Checks, add_chain, effector_world, empty, make_rig, reset_scene, submodule
+from tests.blender.sessions.common import (
+    Checks,
+    add_chain,
+    addon,
+    effector_world,
+    empty,
+    make_rig,
+    reset_scene,
+    submodule,
+)
 
 workdir = Path(sys.argv[1])
 checks = Checks("Live solves the chains whose inputs changed")
@@ -202,14 +211,26 @@ for frame in (1, 10):
 spine.mode = "LIVE"
 spine_target.animation_data_clear()
 
-# ---- as in a window (a Live update solves lightly, a timer finishes what it left short):
-# another chain's update does not forget a chain still waiting for its full solve
+# ---- as in a window, on the native kernel: a Live update solves in full, so an arm short of
+# its target has nothing left to wait for
 handlers = submodule("handlers")
 left.mode = "LIVE"
 right_target.animation_data_clear()
 update()
 runtime.finish_at_rest = True
 right_target.location = (-4.0, 0.0, 2.0)  # out of the arm's reach
+update()
+checks.check(
+    "on the kernel an arm short of its target is solved in full at once",
+    right.status_solver == "native kernel" and not right.status_converged and body.name_full not in runtime.resting_due,
+    (right.status_solver, right.status_converged, list(runtime.resting_due)),
+)
+right_target.location = (-4.0, 0.0, 2.1)
+
+# ---- as in a window, on numpy (a Live update solves lightly, a timer finishes what it left
+# short): another chain's update does not forget a chain still waiting for its full solve
+preferences = bpy.context.preferences.addons[addon().__name__].preferences
+preferences.native_kernel = False
 update()
 waiting = runtime.resting_due.get(body.name_full)
 checks.check(
@@ -259,6 +280,7 @@ checks.check(
     dict(runtime.stats),
 )
 runtime.finish_at_rest = None
+preferences.native_kernel = True
 
 # ---- a rig whose chain reaches for a bone of its own armature solves in armature space:
 # moving the whole rig solves nothing (and the chain still reaches), moving the control does

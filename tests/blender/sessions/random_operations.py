@@ -229,12 +229,47 @@ def chain_bone(ob):
     return ob.data.bones[str(rng.choice(names))] if names else ob.data.bones[int(rng.integers(len(ob.data.bones)))]
 
 
+def solved_on_load(ob) -> set[str]:
+    """The bones whose rotations opening a file may solve again: an armature's Per Frame chains
+    are solved at the file's frame when it loads, as a frame change solves them, with the Live
+    chains below them (tests/blender/sessions/per_frame_on_load.py checks that pose). Where the
+    chains share bones or move each other's inputs (the random stacks do), that solve need not
+    give the pose saved, as a frame change would not: all its chains' bones, then."""
+    chains = [chain for chain in ob.quat_ik.chains if chain.enabled and chain.mode in ("LIVE", "PER_FRAME")]
+    if not any(chain.mode == "PER_FRAME" for chain in chains):
+        return set()
+    bones = set()
+    for chain in chains:
+        bone = ob.data.bones.get(chain.tip_bone)
+        for _ in range(chain.chain_length):
+            if bone is None:
+                break
+            bones.add(bone.name)
+            bone = bone.parent
+    return bones
+
+
 def saved_snapshot() -> dict:
     """The scene as a saved file keeps it: actions nothing uses are not written, and opening
     it plays the animation over animated transforms and poses changed without keys (Live
-    chains on them catch up at the next edit, as after any frame change): those are not
-    compared."""
+    chains on them catch up at the next edit, as after any frame change), and solves Per Frame
+    chains (``solved_on_load``: their bones' rotations and their chains' Last Solve figures):
+    those are not compared."""
     snapshot = scene_snapshot()
+    for ob in bpy.data.objects:
+        solved = solved_on_load(ob) if ob.type == "ARMATURE" else set()
+        if not solved:
+            continue
+        entry = snapshot["objects"][ob.name]
+        for bone in solved & set(entry["pose"]):
+            mode, _quaternion, _euler, _axis_angle, *kept = entry["pose"][bone]
+            entry["pose"][bone] = (mode, *kept)
+        entry["chains"] = tuple(
+            (name, tuple(tuple(item for item in chain if not item[0].startswith("status_")) for chain in value))
+            if name == "chains"
+            else (name, value)
+            for name, value in entry["chains"]
+        )
     for action in bpy.data.actions:
         if action.users == 0:
             snapshot["actions"].pop(action.name, None)
