@@ -52,6 +52,7 @@ def _solver_settings_layout(layout, data) -> None:
     col.prop(data, "clamp_mode")
     col.prop(data, "method")
     col.prop(data, "restarts")
+    col.prop(data, "time_limit")
     row = col.row(align=True)
     row.prop(data, "use_learned_start")
     if isinstance(data, bpy.types.PropertyGroup):  # the panel, not the add-chain dialog
@@ -116,7 +117,16 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
         items=properties.CLAMP_MODES,
     )
     restarts: IntProperty(
-        name="Restarts", description="Rounds of extra solves from other start poses", default=2, min=0, max=64
+        name="Restarts", description="Rounds of extra solves from other start poses", default=4, min=0, max=64
+    )
+    time_limit: FloatProperty(
+        name="Time Limit",
+        description="Seconds a Live, Per Frame or Solve Now solve may spend on restarts (0: no limit)",
+        default=0.25,
+        min=0.0,
+        soft_max=5.0,
+        step=10,
+        precision=2,
     )
     use_learned_start: BoolProperty(name="Learned Start Poses", description="Start from precomputed poses")
     method: EnumProperty(name="Method", description="Solver algorithm", items=properties.METHODS, default="COMBINED")
@@ -259,7 +269,16 @@ def new_empty(context, ob, name: str, location, size: float):
 
 
 # The Solver sub-panel's settings, which Add Chain also offers.
-SOLVER_SETTINGS = ("iterations", "tolerance", "sweep_order", "clamp_mode", "restarts", "use_learned_start", "method")
+SOLVER_SETTINGS = (
+    "iterations",
+    "tolerance",
+    "sweep_order",
+    "clamp_mode",
+    "restarts",
+    "time_limit",
+    "use_learned_start",
+    "method",
+)
 
 
 def _chains_sharing(ob, chain, names) -> str:

@@ -61,6 +61,8 @@ MOVING_TIME_LIMIT = 0.010
 # ... and solves lightly while moving once a full solve of it has taken longer than this
 # (restarts included; the longest since the chain or its settings last changed).
 HEAVY_WHILE_MOVING = 0.010
+# Last Solve's line for a solve its chain's Time Limit cut short.
+OUT_OF_TIME = "stopped at the Time Limit: the best pose found so far is kept"
 
 
 def _full_solve_key(ob, chain) -> tuple:
@@ -103,6 +105,8 @@ def _read(ob, chain, depsgraph, *, warm_start: bool, sequence: bool, effort: Eff
             options = solve_adapter.tracking_a_miss(options)
         elif effort is Effort.MOVING:
             options = solve_adapter.within(options, MOVING_TIME_LIMIT)
+    if chain.time_limit > 0.0:  # the chain's own limit (a tighter one above stands)
+        options = solve_adapter.within(options, float(chain.time_limit))
     inputs = rig_reader.read_frame_inputs(rig, depsgraph)
     own = None
     if inputs.influence < 1.0 or own_pose.remembers(rig):
@@ -202,5 +206,7 @@ def record_status(chain, report: ChainReport, jump_frames=(), largest_jump: floa
     _set_if_changed(chain, "status_iterations", int(np.max(outcome.iterations)))
     _set_if_changed(chain, "status_restarts", int(np.max(outcome.restarts)))
     _set_if_changed(chain, "status_solver", solve_adapter.solver_path(report.solution.rig.chain))
+    if outcome.out_of_time and not report.light:
+        warnings = (*warnings, OUT_OF_TIME)
     message = "; ".join(warnings)
     _set_if_changed(chain, "status_message", message[:1].upper() + message[1:])

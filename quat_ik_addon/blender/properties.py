@@ -229,6 +229,19 @@ class QuatIKChain(bpy.types.PropertyGroup):
         max=64,
         update=_changed,
     )
+    time_limit: FloatProperty(
+        name="Time Limit",
+        description=(
+            "Seconds a Live, Per Frame or Solve Now solve may spend on restarts before it keeps the best pose "
+            "found (0: no limit). A bake has no limit: Esc stops it"
+        ),
+        default=0.25,
+        min=0.0,
+        soft_max=5.0,
+        step=10,
+        precision=2,
+        update=_changed,
+    )
     use_learned_start: BoolProperty(
         name="Learned Start Poses",
         description="Start from precomputed poses near the target instead of the current pose",
