@@ -98,6 +98,13 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
         "--simplify", type=_tolerance, metavar="TOLERANCE", help="drop keys within TOLERANCE of a straight line"
     )
     bake.add_argument(
+        "--time-limit",
+        type=_tolerance,
+        metavar="SECONDS",
+        help="seconds each chain's shot may spend improving its frames (searches for misses and other branches) "
+        "before it keeps what it has; Last Solve says when it ran out (0 or absent: no limit)",
+    )
+    bake.add_argument(
         "--ease-jumps",
         type=_whole_frames(0),
         default=0,
@@ -185,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         options["frame_start"], options["frame_end"] = args.frames
     if args.simplify is not None:
         options["simplify"], options["simplify_tolerance"] = True, args.simplify
+    if args.time_limit is not None:
+        options["time_limit"] = args.time_limit
     try:
         bpy.ops.quat_ik.bake(**options)
     except RuntimeError as error:  # the operator's ERROR report

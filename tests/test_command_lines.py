@@ -66,6 +66,17 @@ def test_bake_help_says_frames_takes_one_frame_too(tmp_path: Path) -> None:
     assert "`--frames N`: that one frame" in " ".join(HEADLESS_DOC.read_text().split())
 
 
+def test_bake_takes_a_time_limit_in_seconds_and_refuses_a_negative_one(tmp_path: Path) -> None:
+    from quat_ik_addon.__main__ import _tolerance
+
+    assert _tolerance("2.5") == 2.5  # the type --time-limit parses with
+    shown = bake(tmp_path, "--help")
+    assert "--time-limit SECONDS" in shown.stdout, shown.stdout
+    done = bake(tmp_path, "shot.blend", "--time-limit", "-1")
+    assert done.returncode == 2 and "--time-limit" in done.stderr, done.stderr
+    assert "--time-limit SECONDS" in " ".join(HEADLESS_DOC.read_text().split())
+
+
 @pytest.mark.parametrize(
     ("chain", "expected"),
     [

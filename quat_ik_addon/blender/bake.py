@@ -97,6 +97,7 @@ class BakeSettings:
     ease_jumps: int = 0  # frames each pose jump is eased over, where need be missing the target on the way (0: kept)
     cyclic: bool = False  # the range loops: its last frame leads into its first (``solver.cycles``)
     sample_inputs: bool = True  # False: always step frames to gather (tests compare the two)
+    time_limit: float | None = None  # seconds each chain's shot may spend improving its frames (None: no limit)
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,8 @@ class Bake:
                 options = replace(options, ease_jumps=-(-settings.ease_jumps // settings.step))
             if settings.cyclic:
                 options = replace(options, cyclic=True)
+            if settings.time_limit is not None:
+                options = solve_adapter.within(options, settings.time_limit)
             self.rigs.append(rig)
             self.options.append(options)
         # What each chain was built from at this frame: stepping frames checks it holds.

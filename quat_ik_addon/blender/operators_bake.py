@@ -178,6 +178,18 @@ class QUATIK_OT_bake(bpy.types.Operator):
             "frame's pose)"
         ),
     )
+    time_limit: FloatProperty(
+        name="Time Limit",
+        description=(
+            "Seconds each chain's shot may spend improving its frames (searching for missed goals and other "
+            "solution branches) before it keeps what it has (0: no limit)"
+        ),
+        default=0.0,
+        min=0.0,
+        soft_max=600.0,
+        step=100,
+        precision=1,
+    )
     set_manual: BoolProperty(
         name="Set Chains to Manual",
         description="Switch the baked chains to Manual mode so they do not solve over their new keys",
@@ -254,6 +266,7 @@ class QUATIK_OT_bake(bpy.types.Operator):
             ease_jumps=self.ease_jumps,
             cyclic=self.cyclic,
             set_manual=self.set_manual,
+            time_limit=self.time_limit if self.time_limit > 0.0 else None,
         )
         return bake.Bake(scene, ob, self._chains(ob), settings)
 
@@ -435,6 +448,7 @@ class QUATIK_OT_bake(bpy.types.Operator):
             layout.prop(self, "simplify_tolerance")
         layout.prop(self, "ease_jumps")
         layout.prop(self, "cyclic")
+        layout.prop(self, "time_limit")
         layout.prop(self, "set_manual")
         cost = self._cost_shown(context)
         if cost is not None:

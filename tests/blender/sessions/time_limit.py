@@ -7,6 +7,14 @@ import bpy
 
 from tests.blender.sessions.common import Checks, add_chain, empty, reset_scene, straight_rig
 
+
+def _fcurves(ob):
+    """The armature's action's F-curves, in every Blender this runs in (``compat`` knows how)."""
+    from tests.blender.sessions.common import submodule
+
+    return list(submodule("compat").object_fcurves(ob.animation_data.action, ob).values())
+
+
 checks = Checks("the Time Limit of a solve")
 reset_scene()
 ob = straight_rig("Arm", 3)
@@ -34,4 +42,21 @@ checks.check(
     "the pose is written and finite",
     all(all(math.isfinite(v) for v in bone.rotation_quaternion) for bone in ob.pose.bones),
 )
+
+# A bake: its Time Limit (0: none) bounds each chain's searches; the frames are all keyed.
+target = bpy.data.objects["Target"]
+for frame, x in ((1, -0.5), (12, 0.5)):
+    target.location.x = x
+    target.keyframe_insert("location", frame=frame)
+chain.time_limit = 0.25
+for limit, said in ((0.0, False), (1e-6, True)):
+    result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=12, time_limit=limit)
+    checks.check(f"a bake with Time Limit {limit} runs", result == {"FINISHED"}, result)
+    checks.check(
+        f"Last Solve {'says' if said else 'does not say'} the bake's Time Limit stopped it",
+        ("Time Limit" in chain.status_message) == said,
+        chain.status_message,
+    )
+    curves = ob.animation_data.action and [c for c in _fcurves(ob) if "rotation_quaternion" in c.data_path]
+    checks.check("every frame is keyed", bool(curves) and all(len(c.keyframe_points) == 12 for c in curves))
 checks.close()
