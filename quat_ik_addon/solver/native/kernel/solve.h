@@ -28,12 +28,7 @@ typedef struct {
     double effector[3];
 } qik_pose;
 
-/* Scratch memory for one row, sized once per call (qik_workspace_doubles). */
-typedef struct {
-    double *memory;
-    int32_t n;
-} qik_workspace;
-
+/* Doubles of scratch memory one row needs, allocated once per call. */
 int64_t qik_workspace_doubles(int32_t n_bones);
 /* Carve ``count`` doubles off the workspace's memory at *cursor. */
 double *qik_take(double **cursor, int64_t count);
