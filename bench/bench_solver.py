@@ -45,19 +45,20 @@ REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO))
 
 from quat_ik_addon.solver import quaternion as quat  # noqa: E402
-from quat_ik_addon.solver.ccd import initial_poses  # noqa: E402
 from quat_ik_addon.solver.chain import Chain  # noqa: E402
 from quat_ik_addon.solver.goals import Goals  # noqa: E402
 from quat_ik_addon.solver.learned_starts import learn_start_poses  # noqa: E402
-from quat_ik_addon.solver.limits import BallJoint, FixedJoint, FreeJoint, HingeJoint  # noqa: E402
+from quat_ik_addon.solver.limits.joints import BallJoint, FixedJoint, FreeJoint, HingeJoint  # noqa: E402
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow  # noqa: E402
+from quat_ik_addon.solver.limits.window_shapes import window_rim  # noqa: E402
+from quat_ik_addon.solver.methods.ladder import run_method  # noqa: E402
 from quat_ik_addon.solver.native import library  # noqa: E402
 from quat_ik_addon.solver.native.packing import unsupported_reason  # noqa: E402
-from quat_ik_addon.solver.reach_windows import ConeWindow  # noqa: E402
-from quat_ik_addon.solver.reference_chains import REFERENCE_CHAINS  # noqa: E402
-from quat_ik_addon.solver.sequence import solve_sequence  # noqa: E402
+from quat_ik_addon.solver.rig.reference_chains import REFERENCE_CHAINS  # noqa: E402
 from quat_ik_addon.solver.settings import SolveSettings  # noqa: E402
-from quat_ik_addon.solver.solve import pose_distance, run_method, solve  # noqa: E402
-from quat_ik_addon.solver.window_shapes import window_rim  # noqa: E402
+from quat_ik_addon.solver.shots.sequence import solve_sequence  # noqa: E402
+from quat_ik_addon.solver.solve import pose_distance, solve  # noqa: E402
+from quat_ik_addon.solver.start_poses import initial_poses  # noqa: E402
 
 CHAINS = ("arm3", "chain10", "chain30")
 METHODS = ("ccd", "dls", "ccd_dls", "dls_ccd")
@@ -231,7 +232,7 @@ def solve_call(chain: Chain, target: np.ndarray, start, settings: SolveSettings)
 
 
 def method_call(chain: Chain, target: np.ndarray, start, settings: SolveSettings) -> tuple[Callable, Callable]:
-    """The method alone (``solve.run_method``: the native kernel's one crossing, or the numpy
+    """The method alone (``methods.run_method``: the native kernel's one crossing, or the numpy
     sweeps), without solve()'s start handling, tip twist and result: goals and the (1, n, 4)
     start are made outside the timed part."""
     goals, poses = Goals.of(target), initial_poses(chain, start, 1)

@@ -34,9 +34,9 @@ from benchmark_path import LOOP_FRAMES, target_path  # noqa: E402
 from quat_ik_addon.solver import quaternion as quat  # noqa: E402
 from quat_ik_addon.solver.chain import Chain  # noqa: E402
 from quat_ik_addon.solver.goals import Goals  # noqa: E402
-from quat_ik_addon.solver.reference_chains import elliptic_chain  # noqa: E402
-from quat_ik_addon.solver.sequence import solve_sequence  # noqa: E402
+from quat_ik_addon.solver.rig.reference_chains import elliptic_chain  # noqa: E402
 from quat_ik_addon.solver.settings import SolveSettings  # noqa: E402
+from quat_ik_addon.solver.shots.sequence import solve_sequence  # noqa: E402
 from quat_ik_addon.solver.solve import solve_from  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"

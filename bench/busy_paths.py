@@ -34,12 +34,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from quat_ik_addon.solver import quaternion as quat  # noqa: E402
-from quat_ik_addon.solver import reference_chains  # noqa: E402
 from quat_ik_addon.solver.chain import Chain  # noqa: E402
 from quat_ik_addon.solver.goals import Goals  # noqa: E402
-from quat_ik_addon.solver.rig_spec import load_rig_spec  # noqa: E402
-from quat_ik_addon.solver.sequence import solve_sequence  # noqa: E402
+from quat_ik_addon.solver.rig import reference_chains  # noqa: E402
+from quat_ik_addon.solver.rig.spec import load_rig_spec  # noqa: E402
 from quat_ik_addon.solver.settings import SolveSettings  # noqa: E402
+from quat_ik_addon.solver.shots.sequence import solve_sequence  # noqa: E402
 from quat_ik_addon.solver.solve import pose_distance, solve_from  # noqa: E402
 
 SETTINGS = SolveSettings(tolerance=1e-3, restarts=4)  # as the bake solves: the panel's default

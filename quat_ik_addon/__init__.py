@@ -20,45 +20,42 @@ bl_info = {
 
 def _registered_classes() -> tuple:
     """The one table of classes, in registration order (property groups before users)."""
-    from .blender import (
-        limits_panel,
-        limits_properties,
-        news,
-        operators_bake,
-        operators_chain,
-        operators_convert_ik,
-        operators_fit_limits,
-        operators_jumps,
-        operators_limit_tools,
-        operators_limits,
-        operators_mirror_chain,
-        operators_pole,
-        operators_presets,
-        operators_rig_limits,
-        operators_snap,
-        operators_windows,
-        panels,
-        preferences,
-        properties,
+    from .blender.chains import settings as chain_settings
+    from .blender.limits import settings as limit_settings
+    from .blender.operators import (
+        bake,
+        chain,
+        convert_ik,
+        fit_limits,
+        jumps,
+        limit_tools,
+        limits,
+        mirror_chain,
+        pole,
+        presets,
+        rig_limits,
+        snap,
+        windows,
     )
+    from .blender.ui import limits_panel, news, panels, preferences
 
     return (
         *preferences.CLASSES,
-        *limits_properties.CLASSES,
-        *properties.CLASSES,
-        *operators_chain.CLASSES,
-        *operators_pole.CLASSES,
-        *operators_snap.CLASSES,
-        *operators_mirror_chain.CLASSES,
-        *operators_convert_ik.CLASSES,
-        *operators_limits.CLASSES,
-        *operators_limit_tools.CLASSES,
-        *operators_rig_limits.CLASSES,
-        *operators_fit_limits.CLASSES,
-        *operators_presets.CLASSES,
-        *operators_windows.CLASSES,
-        *operators_bake.CLASSES,
-        *operators_jumps.CLASSES,
+        *limit_settings.CLASSES,
+        *chain_settings.CLASSES,
+        *chain.CLASSES,
+        *pole.CLASSES,
+        *snap.CLASSES,
+        *mirror_chain.CLASSES,
+        *convert_ik.CLASSES,
+        *limits.CLASSES,
+        *limit_tools.CLASSES,
+        *rig_limits.CLASSES,
+        *fit_limits.CLASSES,
+        *presets.CLASSES,
+        *windows.CLASSES,
+        *bake.CLASSES,
+        *jumps.CLASSES,
         *news.CLASSES,
         *panels.CLASSES,
         *limits_panel.CLASSES,
@@ -68,30 +65,37 @@ def _registered_classes() -> tuple:
 def register() -> None:
     import bpy
 
-    from .blender import handlers, limits_properties, menus, overlay_draw, overrides, preferences, properties
+    from .blender import overrides
+    from .blender.chains import settings as chain_settings
+    from .blender.limits import settings as limit_settings
+    from .blender.runtime import handlers
+    from .blender.ui import menus, overlays, preferences
 
     for cls in _registered_classes():
         if issubclass(cls, bpy.types.PropertyGroup):
             overrides.make_overridable(cls)
         bpy.utils.register_class(cls)
     preferences.apply_stored()  # before anything can solve (see its docstring for why here)
-    properties.attach()
-    limits_properties.attach()
+    chain_settings.attach()
+    limit_settings.attach()
     menus.register()
     handlers.register()
-    overlay_draw.register()
+    overlays.register()
 
 
 def unregister() -> None:
     import bpy
 
-    from .blender import handlers, limits_properties, menus, overlay_draw, preferences, properties
+    from .blender.chains import settings as chain_settings
+    from .blender.limits import settings as limit_settings
+    from .blender.runtime import handlers
+    from .blender.ui import menus, overlays, preferences
 
-    overlay_draw.unregister()
+    overlays.unregister()
     handlers.unregister()
     menus.unregister()
-    limits_properties.detach()
-    properties.detach()
+    limit_settings.detach()
+    chain_settings.detach()
     for cls in reversed(_registered_classes()):
         bpy.utils.unregister_class(cls)
     preferences.forget()

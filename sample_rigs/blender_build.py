@@ -14,7 +14,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from quat_ik_addon.solver import rig_spec as spec
+from quat_ik_addon.solver.rig import spec as spec
 
 from .rig_math import BlenderIKLimits, blender_ik_limits
 
@@ -70,7 +70,7 @@ def apply_blender_ik_limits(pose_bone, limits: BlenderIKLimits) -> None:
 def set_limits(ob: bpy.types.Object, limits: dict[str, spec.JointLimit]) -> None:
     """Our limit (written by the add-on's own writer, as its preset and import operators do)
     and Blender's closest version of it on every named pose bone."""
-    from quat_ik_addon.blender.limit_conversion import write_limit
+    from quat_ik_addon.blender.limits.conversion import write_limit
 
     for name, limit in limits.items():
         write_limit(ob.pose.bones[name].quat_ik, limit)

@@ -15,12 +15,12 @@ import bpy
 import numpy as np
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import rig_spec as spec
 from quat_ik_addon.solver.chain import Chain
-from quat_ik_addon.solver.mirroring import mirror_limit, mirror_name
-from quat_ik_addon.solver.presets import load_preset
-from quat_ik_addon.solver.retarget import axes_frame as frame
-from quat_ik_addon.solver.window_shapes import cone_window, range_of_motion_window
+from quat_ik_addon.solver.limits.mirroring import mirror_limit, mirror_name
+from quat_ik_addon.solver.limits.presets import load_preset
+from quat_ik_addon.solver.limits.retarget import axes_frame as frame
+from quat_ik_addon.solver.limits.window_shapes import cone_window, range_of_motion_window
+from quat_ik_addon.solver.rig import spec as spec
 
 from . import blender_build as bb
 from .rig_math import (
@@ -284,7 +284,7 @@ def build_leg(frame_count: int, setup: ChainSetup) -> spec.RigSpec:
 
 
 def _rest_matrices(bones) -> dict[str, np.ndarray]:
-    from quat_ik_addon.solver.rest_pose import spec_rest_matrices
+    from quat_ik_addon.solver.rig.rest_pose import spec_rest_matrices
 
     return spec_rest_matrices(rig_spec("rest", bones, [], {}))
 

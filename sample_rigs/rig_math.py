@@ -1,5 +1,5 @@
 """numpy-only geometry for the sample rigs: anatomical limits moved onto a rig's own rest pose
-(the maths is in ``quat_ik_addon.solver.retarget``), Blender-IK versions of our limits, and
+(the maths is in ``quat_ik_addon.solver.limits.retarget``), Blender-IK versions of our limits, and
 target paths. No ``bpy`` here (tests run it bare).
 """
 
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import rig_spec as spec
-from quat_ik_addon.solver.reach_windows import ConeWindow
-from quat_ik_addon.solver.retarget import Retargeted, axes_frame, rest_change, retarget_limit
-from quat_ik_addon.solver.spec_chain import solver_window
-from quat_ik_addon.solver.window_shapes import window_rim
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow
+from quat_ik_addon.solver.limits.retarget import Retargeted, axes_frame, rest_change, retarget_limit
+from quat_ik_addon.solver.limits.window_shapes import window_rim
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.spec_chain import solver_window
 
 # --------------------------------------------------------------------------- Blender's own IK
 
@@ -103,7 +103,7 @@ def swing_twist_pose(toward_x_deg: float, toward_z_deg: float, twist_deg: float 
 
 def roll_for_z(head, tail, z_hint) -> float:
     """Blender's edit-bone roll (degrees) that turns the bone's local +Z toward ``z_hint``."""
-    from quat_ik_addon.solver.rest_pose import bone_rest_matrix3
+    from quat_ik_addon.solver.rig.rest_pose import bone_rest_matrix3
 
     unrolled = bone_rest_matrix3(head, tail, 0.0)
     y, z0 = unrolled[:, 1], unrolled[:, 2]

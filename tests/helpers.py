@@ -59,6 +59,11 @@ SESSION_TIMEOUT_S = 900
 # printed it fails, whatever its own checks said. (The overlay's draw callback is left out: in
 # the background it fails on purpose until the GPU works, and its tests check that.)
 HANDLER_BUG_MARKER = "failed unexpectedly"
+# How a session script's named steps show in its output (``Checks.step`` prints them, and
+# ``tests/session_steps.py`` reads them): the begin line, the step's lines, then the end line
+# with the step's name and "ok" or "FAIL".
+STEP_BEGIN = "--- step: "
+STEP_END = "--- end step: "
 
 
 @dataclass(frozen=True)

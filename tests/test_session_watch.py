@@ -1,5 +1,5 @@
 """Sessions are stopped when they go silent, not after a fixed total time, and a stopped session
-says where it was (issue 35: on a busy machine one fixed timeout failed 37 window tests at once).
+says where it was (issue 35: on a busy machine one fixed timeout would fail every window test at once).
 Plain Python stands in for Blender here."""
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def _select_only(ob, names: set[str]) -> None:
 
 def _sample(ob, chains: list[ChainInfo], frames: np.ndarray, module: str) -> list[ChainRun]:
     """Per-frame rotations, effector, target (and orientation error) of every chain."""
-    current_quaternion = _addon_module(module, "rotation_modes").current_quaternion
+    current_quaternion = _addon_module(module, "rig.rotation_modes").current_quaternion
     scene = bpy.context.scene
     props = {c.name: c for c in ob.quat_ik.chains}
     out = []
@@ -120,7 +120,7 @@ def bake_rig(blend_path: Path, out_dir: Path, module: str, say=print) -> RigRun:
     """Open ``blend_path``, bake Quat IK and Blender IK over the scene's frames, save the baked
     file to ``out_dir`` (Quat IK's action active, Blender's kept beside it) and return what
     both did."""
-    rig_reader = _addon_module(module, "rig_reader")
+    rig_reader = _addon_module(module, "rig.reader")
     bpy.ops.wm.open_mainfile(filepath=str(blend_path))
     scene = bpy.context.scene
     ob = _armature_with_chains()
@@ -135,7 +135,7 @@ def bake_rig(blend_path: Path, out_dir: Path, module: str, say=print) -> RigRun:
         raise RuntimeError(f"{blend_path.name}: {len(chains)} chains but {len(constraints)} '{BLENDER_IK_NAME}'")
 
     # Quat IK: the Bake button's operator, as a user runs it.
-    runtime = _addon_module(module, "runtime")
+    session = _addon_module(module, "runtime.state").session
     started = time.perf_counter()
     result = bpy.ops.quat_ik.bake(armature=ob.name, frame_start=int(frames[0]), frame_end=int(frames[-1]))
     quat_ik_seconds = time.perf_counter() - started
@@ -195,5 +195,5 @@ def bake_rig(blend_path: Path, out_dir: Path, module: str, say=print) -> RigRun:
         bake_seconds={"quat_ik": quat_ik_seconds, "blender_ik": blender_seconds},
         runs={"quat_ik": ours, "blender_ik": theirs},
         baked_blend=baked,
-        quat_ik_steps=dict(getattr(runtime, "last_bake_seconds", {})),
+        quat_ik_steps=dict(session.last_bake_seconds),
     )

@@ -3,7 +3,7 @@
 * ``rig_figure``: the demo's PNG per rig: target path against both solvers' effector paths,
   tip error over time, and every joint's swing and twist over time against its limits.
 * ``reach_window_figure``: the README's picture of a reach window, drawn from the solver's own
-  window geometry (``quat_ik_addon.solver.reach_windows``).
+  window geometry (``quat_ik_addon.solver.limits.reach_windows``).
 
     .venv/bin/python tools/figures.py          # README figures into docs/images/
 
@@ -270,9 +270,9 @@ def reach_window_figure(path: Path) -> Path:
     """A polygonal reach window on the sphere of bone directions and on its gnomonic plane,
     with directions inside, outside, and where Blow's "closest" clamp sends the outside ones.
     Everything is computed by the solver's own ``PolygonWindow``."""
-    from quat_ik_addon.solver import rig_spec as spec
-    from quat_ik_addon.solver.spec_chain import solver_window
-    from quat_ik_addon.solver.window_shapes import window_rim
+    from quat_ik_addon.solver.limits.window_shapes import window_rim
+    from quat_ik_addon.solver.rig import spec as spec
+    from quat_ik_addon.solver.rig.spec_chain import solver_window
 
     window = solver_window(spec.PolygonWindow(vertices_deg=((-40, -30), (45, -35), (50, 30), (-5, 50), (-45, 15))))
     c, u, v = window.center, window.plane_x, window.plane_y

@@ -17,10 +17,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
-from .chain_clamp import ChainClamp
 from .entry_checks import finite_array, normalisable_rows
-from .limit_contacts import LimitContacts
-from .limits import FixedJoint, FreeJoint, HingeJoint, JointLimit, group_alike, parameter_digest
+from .limits.chain_clamp import ChainClamp
+from .limits.contacts import LimitContacts
+from .limits.joints import FreeJoint, JointLimit, group_alike, parameter_digest
 from .native import kernel_calls
 
 Array = NDArray[np.float64]
@@ -107,7 +107,7 @@ class Chain:
     @classmethod
     def from_rig_spec(cls, rig, chain_name: str, *, clamp_mode: str = "closest") -> Chain:
         """The named chain of a ``RigSpec`` (see spec_chain.py and docs/rig_spec.md)."""
-        from .spec_chain import chain_from_rig_spec
+        from .rig.spec_chain import chain_from_rig_spec
 
         return chain_from_rig_spec(rig, chain_name, clamp_mode=clamp_mode)
 
@@ -148,29 +148,24 @@ class Chain:
     @cached_property
     def hinge_bones(self) -> NDArray[np.intp]:
         """Indices of the bones with hinge joints."""
-        return np.array([i for i, limit in enumerate(self.limits) if isinstance(limit, HingeJoint)], dtype=np.intp)
+        return np.array([i for i, limit in enumerate(self.limits) if limit.degrees_of_freedom == 1], dtype=np.intp)
 
     @cached_property
     def hinge_axes(self) -> Array:
         """(h, 3) the hinge axes of ``hinge_bones``, each in its bone's rest frame."""
-        return np.array([self.limits[i].axis for i in self.hinge_bones]).reshape(-1, 3)
+        return np.array([self.limits[i].hinge_axis for i in self.hinge_bones]).reshape(-1, 3)
 
     @cached_property
     def step_shares(self) -> Array | None:
         """(n,) the share of a step each joint takes, 1 − stiffness (Zhong 2000's damping along
         the chain); None when every joint takes all of it. Fixed joints, which never move, count 1."""
-        shares = np.array(
-            [
-                1.0 if isinstance(limit, FixedJoint) else 1.0 - min(max(limit.stiffness, 0.0), 1.0)
-                for limit in self.limits
-            ]
-        )
+        shares = np.array([limit.step_share for limit in self.limits])
         return None if np.all(shares == 1.0) else shares
 
     @cached_property
     def fixed_bones(self) -> NDArray[np.intp]:
         """Indices of the bones with fixed joints."""
-        return np.array([i for i, limit in enumerate(self.limits) if isinstance(limit, FixedJoint)], dtype=np.intp)
+        return np.array([i for i, limit in enumerate(self.limits) if limit.degrees_of_freedom == 0], dtype=np.intp)
 
     @cached_property
     def _rest_is_identity(self) -> tuple[bool, ...]:
@@ -284,7 +279,7 @@ class Chain:
 
     def centre_pose(self) -> Array:
         """(n, 4) the pose in the middle of every joint's limits (rest where a joint is free)."""
-        return np.stack([getattr(limit, "centre", quat.IDENTITY) for limit in self.limits])
+        return np.stack([limit.centre for limit in self.limits])
 
     def rest_pose(self, batch: int | None = None) -> Array:
         """Identity pose rotations, (n, 4) or (batch, n, 4)."""

@@ -3,8 +3,10 @@
     python -m quat_ik_addon.solver solve RIG.json --chain arm --targets targets.json -o out.json
 
 Targets are a JSON list of [x, y, z], a JSON object {"positions": [...], "orientations":
-[[w, x, y, z], ...] or "directions": [...]}, or an .npy array shaped (N, 3), all in the chain's
-root frame (armature space, or the rest frame of the root bone's parent). The output JSON holds
+[[w, x, y, z], ...] or "directions": [...], "poles": [...], "pole_angles": [degrees, ...]}, or an
+.npy array shaped (N, 3), all in the chain's root frame (armature space, or the rest frame of the
+root bone's parent). Solves go through the same pipeline and defaults as the panel
+(``request.solve_request``): the same start poses, poles, restarts and tolerance. The output JSON holds
 per-target pose rotations ((w, x, y, z), each bone's rotation from its rest pose in its own rest
 frame: ``pose_bone.rotation_quaternion``), errors, iterations, restarts, a converged flag and the
 solver path that ran (``solver``: the native kernel, or numpy and why). docs/headless.md
@@ -19,18 +21,20 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from .chain import Chain
+from .defaults import DEFAULT_SETTINGS, ORIENTATION_WEIGHT
 from .goals import Goals
 from .native import library
-from .rig_spec import RigSpecError, load_rig_spec
-from .sequence import solve_sequence
-from .settings import KERNELS, METHODS, SolveSettings
-from .solve import solve
+from .request import POLE_FACINGS, SolveOptions, SolveRequest, solve_request
+from .rig.spec import RigSpecError, load_rig_spec
+from .settings import KERNELS, METHODS
 from .solver_path import describe as describe_solver_path
 
 NUMPY_CHOSEN = "numpy (--kernel numpy)"  # the solver path line when the command line asks for numpy
@@ -40,24 +44,50 @@ class InputError(Exception):
     """Bad input on the command line: reported in one line, exit status 2."""
 
 
-def _read_goals(path: Path) -> Goals:
+TARGET_KEYS = ("positions", "orientations", "directions", "poles", "pole_angles")
+
+
+@dataclass(frozen=True)
+class Targets:
+    """A targets file: goals, and the poles the chain bends toward (root frame) when it gives them."""
+
+    goals: Goals
+    poles: np.ndarray | None = None
+    pole_angles: np.ndarray | None = None  # radians
+
+
+def _optional(data: dict, key: str) -> np.ndarray | None:
+    return None if key not in data else np.asarray(data[key], dtype=float)
+
+
+def _read_targets(path: Path) -> Targets:
     try:
         if path.suffix == ".npy":
-            return Goals(np.load(path))
+            return Targets(Goals(np.load(path)))
         data = json.loads(path.read_text())
     except (OSError, ValueError) as error:
         raise InputError(f"{path}: cannot read targets: {error}") from None
     try:
-        if isinstance(data, dict):
-            unknown = set(data) - {"positions", "orientations", "directions"}
-            if unknown:
-                raise InputError(f"{path}: unknown keys {sorted(unknown)}")
-            return Goals(
-                np.asarray(data["positions"], dtype=float),
-                None if "orientations" not in data else np.asarray(data["orientations"], dtype=float),
-                None if "directions" not in data else np.asarray(data["directions"], dtype=float),
-            )
-        return Goals(np.asarray(data, dtype=float))
+        if not isinstance(data, dict):
+            return Targets(Goals(np.asarray(data, dtype=float)))
+        unknown = set(data) - set(TARGET_KEYS)
+        if unknown:
+            raise InputError(f"{path}: unknown keys {sorted(unknown)}; a targets object holds {', '.join(TARGET_KEYS)}")
+        goals = Goals(
+            np.asarray(data["positions"], dtype=float),
+            _optional(data, "orientations"),
+            _optional(data, "directions"),
+        )
+        poles, angles = _optional(data, "poles"), _optional(data, "pole_angles")
+        if angles is not None:
+            angles = np.radians(angles)
+        if poles is not None and (poles.shape != (goals.count, 3) or not np.all(np.isfinite(poles))):
+            raise InputError(f"{path}: 'poles' must be {goals.count} finite [x, y, z] points, one per target")
+        if angles is not None and (angles.shape != (goals.count,) or not np.all(np.isfinite(angles))):
+            raise InputError(f"{path}: 'pole_angles' must be {goals.count} finite angles in degrees, one per target")
+        if angles is not None and poles is None:
+            raise InputError(f"{path}: 'pole_angles' without 'poles'")
+        return Targets(goals, poles, angles)
     except KeyError:
         raise InputError(f"{path}: a targets object needs a 'positions' list") from None
     except (TypeError, ValueError, OverflowError) as error:  # OverflowError: an integer past float range
@@ -94,11 +124,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--chain", help="chain name (default: the spec's only chain)")
     run.add_argument("--targets", type=Path, required=True, help="targets: .json or .npy")
     run.add_argument("-o", "--output", type=Path, help="output JSON (default: standard output)")
-    run.add_argument("--method", choices=METHODS, default=SolveSettings.method)
+    defaults = DEFAULT_SETTINGS  # the panel's defaults (request.DEFAULT_SETTINGS)
+    run.add_argument("--method", choices=METHODS, default=defaults.method)
     run.add_argument(
-        "--restarts", type=int, default=4, help="restart rounds for stuck targets (default 4, as the panel)"
+        "--restarts",
+        type=int,
+        default=defaults.restarts,
+        help=f"restart rounds for stuck targets (default {defaults.restarts})",
     )
-    run.add_argument("--max-iterations", type=int, default=SolveSettings.max_iterations)
+    run.add_argument("--max-iterations", type=int, default=defaults.max_iterations)
     run.add_argument(
         "--time-limit",
         type=float,
@@ -110,13 +144,44 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--tolerance",
         type=float,
-        help="position tolerance (default: 1e-6 x chain reach); a rotation counts within tolerance / reach radians",
+        default=defaults.tolerance,
+        help=f"position tolerance in the rig's units (default {defaults.tolerance:g}); a rotation counts within "
+        "tolerance / reach radians",
+    )
+    run.add_argument(
+        "--orientation-weight",
+        type=float,
+        default=ORIENTATION_WEIGHT,
+        help=f"how much a target orientation counts against the position, 0-1 (default {ORIENTATION_WEIGHT})",
+    )
+    run.add_argument(
+        "--pole-angle",
+        type=float,
+        default=0.0,
+        metavar="DEGREES",
+        help="turns the bend about the root-target line, with poles in the targets (default 0)",
+    )
+    run.add_argument(
+        "--pole-facing",
+        choices=POLE_FACINGS,
+        default=SolveOptions.pole_facing,
+        help="what faces the pole: the bend (default) or the root bone's X axis, as Blender's IK",
     )
     run.add_argument("--sequence", action="store_true", help="targets are frames: keep continuity between them")
     run.add_argument(
+        "--ease-jumps",
+        type=int,
+        default=0,
+        metavar="FRAMES",
+        help="with --sequence: spread each jump from one solution branch to another over this many frames (default 0)",
+    )
+    run.add_argument(
+        "--cyclic", action="store_true", help="with --sequence: the frames loop, the last leads into the first"
+    )
+    run.add_argument(
         "--kernel",
         choices=KERNELS,
-        default=SolveSettings.kernel,
+        default=DEFAULT_SETTINGS.kernel,
         help="auto: the native kernel where it loads (default); numpy: the numpy reference, same answers, slower",
     )
     return parser
@@ -152,24 +217,34 @@ def run(args: argparse.Namespace) -> dict:
         chain = Chain.from_rig_spec(rig, chain_name)
     except ValueError as error:
         raise InputError(f"chain '{chain_name}': {error}") from None
-    goals = _read_goals(args.targets)
+    targets = _read_targets(args.targets)
+    if (args.ease_jumps or args.cyclic) and not args.sequence:
+        raise InputError("--ease-jumps and --cyclic need --sequence")
     try:
-        settings = SolveSettings(
+        settings = replace(
+            DEFAULT_SETTINGS,
             method=args.method,
             restarts=args.restarts,
             max_iterations=args.max_iterations,
-            tolerance=args.tolerance,
+            tolerance=None if args.tolerance == 0 else args.tolerance,  # 0: relative to the reach, as the panel
             time_limit=args.time_limit,
             kernel=args.kernel,
         )
+        options = SolveOptions(
+            settings=settings,
+            pole_angle=math.radians(args.pole_angle),
+            pole_facing=args.pole_facing,
+            ease_jumps=args.ease_jumps,
+            cyclic=args.cyclic,
+            orientation_weight=args.orientation_weight,
+        )
     except ValueError as error:
         raise InputError(str(error)) from None
+    request = SolveRequest(targets.goals, poles=targets.poles, pole_angles=targets.pole_angles, shot=args.sequence)
     numpy_only = args.kernel == "numpy"
     # The settings keep the solve's methods on numpy; numpy_only() also its limit clamping.
     with library.numpy_only() if numpy_only else contextlib.nullcontext():
-        result = (
-            solve_sequence(chain, goals, settings=settings) if args.sequence else solve(chain, goals, settings=settings)
-        )
+        result = solve_request(chain, request, options)
     return {
         "chain": chain_name,
         "solver": NUMPY_CHOSEN if numpy_only else describe_solver_path(chain),
@@ -182,6 +257,7 @@ def run(args: argparse.Namespace) -> dict:
         "restarts": result.restarts.tolist(),
         "rotations": result.rotations.tolist(),
         "out_of_time": result.out_of_time,
+        "wrap_jump": result.wrap_jump,
     }
 
 

@@ -22,7 +22,6 @@ from numpy.typing import NDArray
 from . import quaternion as quat
 from .chain import Chain
 from .goals import Goals
-from .limits import BallJoint, FreeJoint
 from .native import kernel_calls
 
 Array = NDArray[np.float64]
@@ -45,7 +44,7 @@ def tip_twist_is_unseen(chain: Chain, goals: Goals) -> bool:
     the goals measure turns with it."""
     may_twist = _tip_may_twist.get(chain)
     if may_twist is None:
-        may_twist = isinstance(chain.limits[-1], (FreeJoint, BallJoint)) and _on_bone_axis(chain.effector_offset)
+        may_twist = chain.limits[-1].may_twist and _on_bone_axis(chain.effector_offset)
         _tip_may_twist[chain] = may_twist
     if not may_twist:
         return False
@@ -58,7 +57,7 @@ def within_tip_twist_range(chain: Chain, rotations: Array) -> Array:
     """Poses (N, n, 4) whose tip twist is brought into its limit's range where a carry took it
     out, the direction kept (a free or unlimited twist: the poses as they are)."""
     limit = chain.limits[-1]
-    if not (isinstance(limit, BallJoint) and limit.twist_range is not None):
+    if limit.twist_range is None:
         return rotations
     kept = rotations.copy()
     kept[:, -1] = limit.twist_clamped(rotations[:, -1])

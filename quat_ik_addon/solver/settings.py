@@ -123,6 +123,7 @@ class SolveResult:
     converged: NDArray[np.bool_]
     tolerance: float
     out_of_time: bool = False  # the time limit ran out: restarts or a shot's searches were cut short
+    wrap_jump: float = 0.0  # a looping shot's jump where it wraps, radians (0: it wraps smoothly)
 
     @property
     def success_rate(self) -> float:

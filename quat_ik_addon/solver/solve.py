@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 import numpy as np
@@ -10,86 +9,19 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import quaternion as quat
 from . import time_budget
-from .ccd import combined_error, finish_result, goal_errors, initial_poses, normalised, run_ccd
 from .chain import Chain
-from .dls import run_dls
 from .free_twist import carry_tip_twist_within_range, tip_twist_is_unseen
 from .goals import Goals
+from .measurements import combined_error, finish_result, goal_errors, normalised
+from .methods.ladder import finishing, run_method
 from .native import kernel_calls
 from .settings import SolveResult, SolveSettings
+from .start_poses import initial_poses
 
 Array = NDArray[np.float64]
 # |q|² this close to 1 is unit: dividing by its norm would move only the last bits (each
 # product of unit quaternions drifts by ~1e-16; this many keep drift far below any tolerance).
 UNIT_SLACK = 1e-13
-Measured = tuple[Array, Array, Array]  # position error, orientation error, effector (goal_errors)
-FINISH_STALL_RATIO = 1e-2  # CCD finishing what DLS left: a sweep gaining less is slow ...
-FINISH_STALL_SWEEPS = 3  # ... and this many slow sweeps in a row end it
-FINISH_SWEEPS = 8  # ... and when restarts follow, at most this many sweeps in all
-
-
-@functools.lru_cache(maxsize=64)  # settings are frozen and hashable; a replace costs ~10 µs a solve
-def _finishing(settings: SolveSettings) -> SolveSettings:
-    """CCD after DLS stops sooner: a goal it can finish it gains on fast, while on a goal out
-    of reach it creeps towards the closest miss by fractions of a percent a sweep for all the
-    iterations it has (most of a half-unreachable shot's time on the 3-bone benchmark chain;
-    stopping after ``FINISH_STALL_SWEEPS`` sweeps that gain under ``FINISH_STALL_RATIO`` made
-    that shot 25% faster and met the same goals).
-
-    When restarts follow, it also gets ``FINISH_SWEEPS`` at most: a goal it finishes it
-    finishes within a few, while on one it cannot it may gain a few percent a sweep, past the
-    stall test, for its whole budget, where restarts would do better. Over 720 cold solves of
-    the sample rigs' chains, finishing met 3 goals (2 within 8 sweeps; restarts met the third)
-    and 48 ran 32-64 sweeps for nothing, ~1.4 ms each on a 5-bone arm: capped, the same goals
-    were met in 14% less time, the slowest solve 289 → 167 ms. Without restarts (a shot's
-    closest misses) the finishing is all there is, and keeps its budget.
-    """
-    return replace(
-        settings,
-        max_iterations=min(settings.max_iterations, FINISH_SWEEPS) if settings.restarts else settings.max_iterations,
-        stall_ratio=max(settings.stall_ratio, FINISH_STALL_RATIO),
-        stall_iterations=min(settings.stall_iterations, FINISH_STALL_SWEEPS),
-    )
-
-
-def run_method(
-    chain: Chain, goals: Goals, rotations: Array, settings: SolveSettings, preferred: Array | None = None
-) -> tuple[Array, Array, Measured]:
-    """Run the configured method on (N, n, 4) poses; returns best poses, iterations and
-    ``goal_errors`` of those poses (measured on the way where the method knows them)."""
-    kernel = kernel_calls.kernel_for(chain, settings)
-    if kernel is not None:
-        answer = kernel_calls.run_method(kernel, chain, goals, rotations, settings, _finishing(settings), preferred)
-        if answer is not None:
-            return answer
-    method = settings.method
-    if method == "ccd":
-        rotations, iterations = run_ccd(chain, goals, rotations, settings, preferred)
-        return rotations, iterations, goal_errors(chain, goals, rotations)
-    ending: list = []
-    if method in ("dls", "jacobian_transpose"):
-        kind = "transpose" if method == "jacobian_transpose" else "damped"
-        rotations, iterations = run_dls(
-            chain, goals, rotations, settings, method=kind, preferred=preferred, ending=ending
-        )
-        return rotations, iterations, ending[0].measured
-    if method == "ccd_dls":
-        rotations, iterations = run_ccd(
-            chain, goals, rotations, settings, preferred, settings.ccd_iterations_before_dls
-        )
-        rotations, more = run_dls(chain, goals, rotations, settings, preferred=preferred, ending=ending)
-        return rotations, iterations + more, ending[0].measured
-    # dls_ccd: CCD finishes the goals DLS left unmet (a joint pressed against a limit).
-    rotations, iterations = run_dls(chain, goals, rotations, settings, preferred=preferred, ending=ending)
-    rows, measured = ending[0]
-    if rows.size:
-        rows_goals = goals if rows.size == goals.count else goals.take(rows)
-        rows_preferred = None if preferred is None else preferred[rows]
-        rotations[rows], more = run_ccd(chain, rows_goals, rotations[rows], _finishing(settings), rows_preferred)
-        iterations[rows] += more
-        for all_rows, of_rows in zip(measured, goal_errors(chain, rows_goals, rotations[rows]), strict=True):
-            all_rows[rows] = of_rows
-    return rotations, iterations, measured
 
 
 def pose_distance(a: Array, b: Array) -> Array:
@@ -245,7 +177,7 @@ def _solve(chain, goals, start_rotations, reference_rotations, preferred_rotatio
     kernel = kernel_calls.kernel_for(chain, settings)
     if kernel is not None:  # everything short of the restarts in one crossing
         starts = initial_poses(chain, start_rotations, goals.count, clamp=False)
-        solved = kernel_calls.solve(kernel, chain, goals, starts, settings, _finishing(settings), preferred, carry)
+        solved = kernel_calls.solve(kernel, chain, goals, starts, settings, finishing(settings), preferred, carry)
         if solved is not None:
             rotations, poses, iterations, measured = solved
             restarts = _restart(chain, goals, poses, iterations, settings, reference, preferred, measured)

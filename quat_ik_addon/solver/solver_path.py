@@ -5,8 +5,9 @@ whether it knows every limit of a chain)."""
 from __future__ import annotations
 
 from .chain import Chain
-from .native import library
+from .native import kernel_calls, library
 from .native.packing import unsupported_reason
+from .settings import SolveSettings
 
 
 def describe(chain: Chain | None = None) -> str:
@@ -19,3 +20,9 @@ def describe(chain: Chain | None = None) -> str:
         return status.describe()
     reason = unsupported_reason(chain)
     return "native kernel" if reason is None else f"numpy ({reason})"
+
+
+def solves_natively(chain: Chain, settings: SolveSettings) -> bool:
+    """Whether solves of ``chain`` with ``settings`` run on the native kernel (it loaded, passed
+    its self-check, knows every limit of the chain, and the settings do not ask for numpy)."""
+    return kernel_calls.kernel_for(chain, settings) is not None

@@ -1,11 +1,11 @@
-"""Sort by Dependency's order (``chain_order.dependency_order``), without Blender.
+"""Sort by Dependency's order (``chains.order.dependency_order``), without Blender.
 
 The rig: hips > spine > chest, with an arm (shoulder > upper > fore > hand) on the chest.
 A chain's ``moved_by`` is its root's parent with its ancestors (and its targets' anchors)."""
 
 from __future__ import annotations
 
-from quat_ik_addon.blender.chain_order import dependency_order
+from quat_ik_addon.blender.chains.order import dependency_order
 
 SPINE = {"spine", "chest"}
 ARM = {"upper", "fore", "hand"}

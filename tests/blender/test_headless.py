@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import quat_ik_addon
 from quat_ik_addon.solver.native import library
-from tests.helpers import BLENDER_BINARY, BOOTSTRAP, REPO_ROOT, SUCCESS_MARKER, run_in_bpy
+from tests.helpers import BLENDER_BINARY, BOOTSTRAP, REPO_ROOT, SUCCESS_MARKER, SessionResult, run_in_bpy
+from tests.session_steps import steps_of
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
 ADDON_VERSION = ".".join(map(str, quat_ik_addon.bl_info["version"]))
@@ -28,61 +30,114 @@ def _run(command: list[str], workdir: Path, user: Path) -> subprocess.CompletedP
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-@pytest.mark.bpy
-def test_python_module_command_line(run_session, extension_zip: Path, tmp_path: Path) -> None:
-    run_session("smoke.py")  # writes tmp_path/smoke.blend with one Manual chain 'B2'
-    blend, out = tmp_path / "smoke.blend", tmp_path / "out.blend"
-    user = tmp_path / "cli_user"
-    command = [sys.executable, "-m", "quat_ik_addon", "bake", str(blend), "--chain", "B2", "--frames", "3-12"]
-    done = _run([*command, "-o", str(out)], tmp_path, user)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert out.is_file()
-    assert f"quat_ik: solving on {library.load()[1].describe()}" in done.stdout, done.stdout
-    solver = "native kernel" if library.load()[1].active else "numpy ("
-    run_in_bpy(
+KERNELS = {"automatic": (), "numpy": ("--kernel", "numpy")}  # --kernel of each verified bake
+
+
+@pytest.fixture(scope="module")
+def smoke_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where smoke.py writes smoke.blend (one Manual chain 'B2') for the command line to bake."""
+    return tmp_path_factory.mktemp("smoke")
+
+
+def _bake_command(smoke_dir: Path) -> list[str]:
+    blend = smoke_dir / "smoke.blend"
+    return [sys.executable, "-m", "quat_ik_addon", "bake", str(blend), "--chain", "B2", "--frames", "3-12"]
+
+
+def _run_smoke(extension_zip: Path, smoke_dir: Path) -> SessionResult:
+    return run_in_bpy(SESSIONS / "smoke.py", smoke_dir, workdir=smoke_dir, addon_zip=extension_zip)
+
+
+def _smoke(session_steps, extension_zip: Path, smoke_dir: Path) -> SessionResult:
+    """smoke.py's run (once per pytest session); fails the test unless it wrote its file."""
+    run = session_steps.run("smoke", lambda: _run_smoke(extension_zip, smoke_dir))
+    if run.result is None or not run.result.succeeded:
+        pytest.fail(f"smoke.py failed, so there is no file to bake (see its steps): {run.ending()}", pytrace=False)
+    return run.result
+
+
+def _bake_and_verify(kernel: str, session_steps, extension_zip: Path, smoke_dir: Path) -> SessionResult:
+    """The command line bakes smoke.blend with ``--kernel`` as ``KERNELS[kernel]`` says, then
+    verify_bake.py checks the keys and the solver the bake names. The command line's output comes
+    first in the result's stdout, so its lines can be asserted too; a failed bake is the result."""
+    smoke = session_steps.run("smoke", lambda: _run_smoke(extension_zip, smoke_dir))
+    if smoke.result is None:
+        raise AssertionError(smoke.error)
+    if not smoke.result.succeeded:
+        return smoke.result  # no file to bake: the steps of the verification are not reached
+    out = smoke_dir / f"{kernel}.blend"
+    command = [*_bake_command(smoke_dir), *KERNELS[kernel], "-o", str(out)]
+    done = _run(command, smoke_dir, smoke_dir / "cli_user")
+    if done.returncode != 0 or not out.is_file():
+        return SessionResult(tuple(command), done.returncode, done.stdout, done.stderr)
+    if kernel == "numpy":
+        solver = "numpy ("
+    else:
+        solver = "native kernel" if library.load()[1].active else "numpy ("
+    workdir = smoke_dir / f"verify_{kernel}"
+    verified = run_in_bpy(
         SESSIONS / "verify_bake.py",
-        tmp_path,
+        workdir,
         out,
         "Arm",
         "B2",
         "3",
         "12",
         solver,
-        workdir=tmp_path,
+        workdir=workdir,
         addon_zip=extension_zip,
-    ).check()
-    on_numpy = tmp_path / "numpy.blend"
-    done = _run([*command, "--kernel", "numpy", "-o", str(on_numpy)], tmp_path, user)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "quat_ik: solving on numpy (--kernel numpy)" in done.stdout, done.stdout
-    run_in_bpy(
-        SESSIONS / "verify_bake.py",
-        tmp_path,
-        on_numpy,
-        "Arm",
-        "B2",
-        "3",
-        "12",
-        "numpy (",
-        workdir=tmp_path,
-        addon_zip=extension_zip,
-    ).check()
+    )
+    return replace(verified, stdout=done.stdout + verified.stdout, stderr=done.stderr + verified.stderr)
 
-    failed = _run([*command[:-4], "--chain", "Leg", "-o", str(tmp_path / "never.blend")], tmp_path, user)
+
+@pytest.mark.bpy
+@pytest.mark.parametrize("step", steps_of(SESSIONS / "smoke.py"))
+def test_smoke_session_makes_the_file_the_command_line_bakes(step, session_steps, extension_zip, smoke_dir) -> None:
+    session_steps.check("smoke", step, lambda: _run_smoke(extension_zip, smoke_dir))
+
+
+@pytest.mark.bpy
+@pytest.mark.parametrize("step", steps_of(SESSIONS / "verify_bake.py"))
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a_command_line_bake_keys_the_range_and_reaches_the_target(
+    kernel, step, session_steps, extension_zip, smoke_dir
+) -> None:
+    session_steps.check(
+        f"verify_bake {kernel}", step, lambda: _bake_and_verify(kernel, session_steps, extension_zip, smoke_dir)
+    )
+
+
+@pytest.mark.bpy
+def test_python_module_command_line(session_steps, extension_zip: Path, smoke_dir: Path) -> None:
+    _smoke(session_steps, extension_zip, smoke_dir)
+    said = {
+        "automatic": f"quat_ik: solving on {library.load()[1].describe()}",
+        "numpy": "quat_ik: solving on numpy (--kernel numpy)",
+    }
+    for kernel, line in said.items():
+        baked = session_steps.run(
+            f"verify_bake {kernel}",
+            lambda kernel=kernel: _bake_and_verify(kernel, session_steps, extension_zip, smoke_dir),
+        )
+        assert baked.result is not None and line in baked.result.stdout, baked.ending()
+        assert (smoke_dir / f"{kernel}.blend").is_file(), baked.ending()
+
+    command, user = _bake_command(smoke_dir), smoke_dir / "cli_user"
+    failed = _run([*command[:-4], "--chain", "Leg", "-o", str(smoke_dir / "never.blend")], smoke_dir, user)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "No chain 'Leg'" in failed.stderr
-    assert not (tmp_path / "never.blend").exists()
+    assert not (smoke_dir / "never.blend").exists()
 
-    eased = _run([*command, "--ease-jumps", "6", "-o", str(tmp_path / "eased.blend")], tmp_path, user)
+    eased = _run([*command, "--ease-jumps", "6", "-o", str(smoke_dir / "eased.blend")], smoke_dir, user)
     assert eased.returncode == 0, eased.stdout + eased.stderr
-    looped = _run([*command, "--cyclic", "-o", str(tmp_path / "looped.blend")], tmp_path, user)
+    looped = _run([*command, "--cyclic", "-o", str(smoke_dir / "looped.blend")], smoke_dir, user)
     assert looped.returncode == 0, looped.stdout + looped.stderr
     assert "Baked 1 chain(s) over 10 frames" in looped.stdout
-    refused = _run([*command, "--ease-jumps", "-3", "-o", str(tmp_path / "never.blend")], tmp_path, user)
+    refused = _run([*command, "--ease-jumps", "-3", "-o", str(smoke_dir / "never.blend")], smoke_dir, user)
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert "--ease-jumps: must be a whole number of frames, 0 or more, not '-3'" in refused.stderr
-    assert not (tmp_path / "never.blend").exists()
-    negative = _run([*command[:-2], "--frames=-4-2", "-o", str(tmp_path / "negative.blend")], tmp_path, user)
+    assert not (smoke_dir / "never.blend").exists()
+    negative = _run([*command[:-2], "--frames=-4-2", "-o", str(smoke_dir / "negative.blend")], smoke_dir, user)
     assert negative.returncode == 0 and "over 7 frames" in negative.stdout, negative.stdout + negative.stderr
 
 
@@ -128,36 +183,47 @@ def test_command_line_version_prints_the_add_on_version_and_the_solver_path_with
     assert done.stdout.splitlines() == [f"quat-ik {ADDON_VERSION}", f"solver: {solver}"], done.stdout
 
 
-@pytest.mark.blender_binary
-def test_blender_binary_python_expr(extension_zip: Path, tmp_path: Path) -> None:
-    if not BLENDER_BINARY.is_file():
-        pytest.fail(f"{BLENDER_BINARY} not installed: run tools/ensure_debian_packages.sh (make test does)")
+def _expression_bake_verified(extension_zip: Path, tmp_path: Path) -> SessionResult:
+    """smoke.py in the 3.4 binary saves the user preferences with the add-on enabled, a
+    ``--python-expr`` bakes its file, and verify_bake.py checks the bake: its result, or the
+    result of the first of these that failed."""
     user = tmp_path / "user"
-    setup = [str(BLENDER_BINARY), "--background", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--"]
-    setup += ["--install", str(extension_zip), str(SESSIONS / "smoke.py"), str(tmp_path), "--save-userpref"]
-    done = _run(setup, tmp_path, user)
-    assert done.returncode == 0 and SUCCESS_MARKER in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
-
+    launcher = [str(BLENDER_BINARY), "--background", "--python-exit-code", "1"]
+    setup = [*launcher, "--python", str(BOOTSTRAP), "--", "--install", str(extension_zip)]
+    setup += [str(SESSIONS / "smoke.py"), str(tmp_path), "--save-userpref"]
     expression = (
         "import bpy; bpy.ops.quat_ik.bake(chain_name='B2', frame_start=2, frame_end=9); "
         "bpy.ops.wm.save_as_mainfile(filepath=bpy.path.abspath('//expr.blend'))"
     )
-    blend = tmp_path / "smoke.blend"
-    command = [str(BLENDER_BINARY), "--background", str(blend), "--python-exit-code", "1", "--python-expr", expression]
-    done = _run(command, tmp_path, user)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    verify = [str(BLENDER_BINARY), "--background", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--"]
+    bake = [str(BLENDER_BINARY), "--background", str(tmp_path / "smoke.blend"), "--python-exit-code", "1"]
+    bake += ["--python-expr", expression]
+    verify = [*launcher, "--python", str(BOOTSTRAP), "--"]
     verify += [str(SESSIONS / "verify_bake.py"), str(tmp_path), str(tmp_path / "expr.blend"), "Arm", "B2", "2", "9"]
-    done = _run(verify, tmp_path, user)
-    assert done.returncode == 0 and SUCCESS_MARKER in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    for command, must_say_success in ((setup, True), (bake, False), (verify, True)):
+        done = _run(command, tmp_path, user)
+        result = SessionResult(tuple(command), done.returncode, done.stdout, done.stderr)
+        if done.returncode != 0 or (must_say_success and SUCCESS_MARKER not in done.stdout):
+            return result
+    return result
+
+
+def _need_blender_binary() -> None:
+    if not BLENDER_BINARY.is_file():
+        pytest.fail(f"{BLENDER_BINARY} not installed: run tools/ensure_debian_packages.sh (make test does)")
 
 
 @pytest.mark.blender_binary
-def test_blender34_smoke(extension_zip: Path, tmp_path: Path) -> None:
-    """The main path in Debian's Blender 3.4 (legacy add-on, Action.fcurves, Bone.select)."""
-    if not BLENDER_BINARY.is_file():
-        pytest.fail(f"{BLENDER_BINARY} not installed: run tools/ensure_debian_packages.sh (make test does)")
-    from tests.helpers import run_in_blender_binary
+@pytest.mark.parametrize("step", steps_of(SESSIONS / "verify_bake.py"))
+def test_blender_binary_python_expr(step, session_steps, extension_zip: Path, tmp_path: Path) -> None:
+    _need_blender_binary()
+    session_steps.check(
+        "verify_bake blender-3.4 python-expr", step, lambda: _expression_bake_verified(extension_zip, tmp_path)
+    )
 
-    result = run_in_blender_binary(SESSIONS / "smoke.py", tmp_path, workdir=tmp_path, addon_zip=extension_zip).check()
-    assert "0 failed" in result.stdout
+
+@pytest.mark.blender_binary
+@pytest.mark.parametrize("step", steps_of(SESSIONS / "smoke.py"))
+def test_blender34_smoke(step, session_steps, run_binary_session_result) -> None:
+    """The main path in Debian's Blender 3.4 (legacy add-on, Action.fcurves, Bone.select)."""
+    _need_blender_binary()
+    session_steps.check("smoke blender-3.4", step, lambda: run_binary_session_result("smoke.py"))

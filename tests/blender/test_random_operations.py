@@ -2,8 +2,12 @@
 
 import pytest
 
+from tests.blender.conftest import SESSIONS
+from tests.session_steps import steps_of
+
 pytestmark = pytest.mark.bpy
 
 
-def test_random_operations_fail_clearly_keep_poses_finite_and_files_reopen(run_session):
-    run_session("random_operations.py")
+@pytest.mark.parametrize("step", steps_of(SESSIONS / "random_operations.py"))
+def test_random_operations_fail_clearly_keep_poses_finite_and_files_reopen(step, session_steps, run_session_result):
+    session_steps.check("random_operations", step, lambda: run_session_result("random_operations.py"))

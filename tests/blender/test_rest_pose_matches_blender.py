@@ -3,7 +3,7 @@
 bpy keeps global state, so Blender runs in a subprocess: it builds an armature from a
 list of random bones (including directions at and near -Y, where Blender special-cases
 the rest rotation) and writes back what it made.  We then rebuild every matrix with
-``quat_ik_addon.solver.rest_pose`` and compare.
+``quat_ik_addon.solver.rig.rest_pose`` and compare.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quat_ik_addon.solver.rest_pose import (
+from quat_ik_addon.solver.rig.rest_pose import (
     armature_rest_matrices,
     bone_rest_matrices,
     bone_rest_matrix,
@@ -27,7 +27,7 @@ from quat_ik_addon.solver.rest_pose import (
     relative_rest_matrix,
     spec_rest_frames,
 )
-from quat_ik_addon.solver.rig_spec import BoneSpec, RigSpec
+from quat_ik_addon.solver.rig.spec import BoneSpec, RigSpec
 
 pytestmark = pytest.mark.bpy
 

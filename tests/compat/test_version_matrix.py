@@ -8,7 +8,7 @@ reload, disable), in every supported Blender.
   comparison);
 * Blender 3.4: Debian's binary in ``--background`` mode, the zip installed as a legacy add-on.
 
-The session script is ``sessions/smoke.py``; it prints one ``ok``/``FAIL`` line per check.
+The session script is ``sessions/smoke.py``; each of its steps is an item per Blender.
 Sessions of the main suite whose subject moved with Blender's APIs (bakes into actions
 with and without slots, bone renames and joins, shared actions) and the random rigs, bakes,
 bad input and operations (every rotation mode and rig space, destination and key layout,
@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import BOOTSTRAP, REPO_ROOT, SESSION_TIMEOUT_S, SessionResult, run_in_blender_binary
+from tests.session_steps import steps_of, steps_of_each
 
 SMOKE = Path(__file__).resolve().parent / "sessions" / "smoke.py"
 
@@ -57,33 +58,68 @@ def run_in_python(
     return SessionResult(command, done.returncode, done.stdout, done.stderr)
 
 
-# (test id, how to start it, the version it must report)
+# (how to start it, the version it must report, the id of the test and of its session key)
 BPY_MODULES = [
     pytest.param(venv_python(".venv-bpy42"), "4.2.23", id="bpy-4.2-lts"),
     pytest.param(venv_python(".venv-bpy45"), "4.5.15", id="bpy-4.5-lts"),
     pytest.param(Path(sys.executable), "5.0.1", id="bpy-5.0"),
 ]
+SMOKE_STEPS = steps_of(SMOKE)
+
+
+def _smoke_in_bpy(session_steps, python: Path, version: str, extension_zip: Path, tmp_path: Path):
+    return session_steps.run(
+        f"compat smoke bpy {version}", lambda: run_in_python(python, SMOKE, extension_zip, tmp_path, workdir=tmp_path)
+    )
+
+
+def _smoke_in_blender34(session_steps, extension_zip: Path, tmp_path: Path):
+    return session_steps.run(
+        "compat smoke blender-3.4", lambda: run_in_blender_binary(SMOKE, extension_zip, tmp_path, workdir=tmp_path)
+    )
+
+
+def assert_ran_clean(run, version_line: str = "") -> None:
+    """The session ran (in the Blender that ``version_line`` names) and printed no traceback."""
+    assert run.result is not None, run.ending()
+    assert version_line in run.result.stdout, run.ending()
+    assert "Traceback" not in run.result.stdout + run.result.stderr, run.ending()
+
+
+@pytest.mark.version_matrix
+@pytest.mark.bpy
+@pytest.mark.parametrize("step", SMOKE_STEPS)
+@pytest.mark.parametrize(("python", "version"), BPY_MODULES)
+def test_smoke_in_bpy_module(
+    python: Path, version: str, step, session_steps, extension_zip: Path, tmp_path: Path
+) -> None:
+    run = _smoke_in_bpy(session_steps, python, version, extension_zip, tmp_path)
+    session_steps.check(run.key, step, lambda: run.result)
 
 
 @pytest.mark.version_matrix
 @pytest.mark.bpy
 @pytest.mark.parametrize(("python", "version"), BPY_MODULES)
-def test_smoke_in_bpy_module(python: Path, version: str, extension_zip: Path, tmp_path: Path) -> None:
-    result = run_in_python(python, SMOKE, extension_zip, tmp_path, workdir=tmp_path)
-    print(result.stdout)
-    result.check()
-    assert f"VERSION {version}\n" in result.stdout
-    assert "Traceback" not in result.stdout + result.stderr
+def test_smoke_in_bpy_module_ran_in_that_version_without_a_traceback(
+    python: Path, version: str, session_steps, extension_zip: Path, tmp_path: Path
+) -> None:
+    assert_ran_clean(_smoke_in_bpy(session_steps, python, version, extension_zip, tmp_path), f"VERSION {version}\n")
 
 
 @pytest.mark.version_matrix
 @pytest.mark.blender_binary
-def test_smoke_in_blender34_binary(extension_zip: Path, tmp_path: Path) -> None:
-    result = run_in_blender_binary(SMOKE, extension_zip, tmp_path, workdir=tmp_path)
-    print(result.stdout)
-    result.check()
-    assert "VERSION 3.4." in result.stdout
-    assert "Traceback" not in result.stdout + result.stderr
+@pytest.mark.parametrize("step", SMOKE_STEPS)
+def test_smoke_in_blender34_binary(step, session_steps, extension_zip: Path, tmp_path: Path) -> None:
+    run = _smoke_in_blender34(session_steps, extension_zip, tmp_path)
+    session_steps.check(run.key, step, lambda: run.result)
+
+
+@pytest.mark.version_matrix
+@pytest.mark.blender_binary
+def test_smoke_in_blender34_binary_ran_in_34_without_a_traceback(
+    session_steps, extension_zip: Path, tmp_path: Path
+) -> None:
+    assert_ran_clean(_smoke_in_blender34(session_steps, extension_zip, tmp_path), "VERSION 3.4.")
 
 
 # Sessions of the main suite whose subject changed with Blender's action and data APIs (slots
@@ -106,19 +142,38 @@ ACROSS_VERSIONS = ("bake_channels.py", "join_separate.py", "renames.py", "shared
 
 
 LTS_MODULES = [
-    pytest.param(venv_python(".venv-bpy42"), id="bpy-4.2-lts"),
-    pytest.param(venv_python(".venv-bpy45"), id="bpy-4.5-lts"),
+    pytest.param(venv_python(".venv-bpy42"), "bpy-4.2-lts", id="bpy-4.2-lts"),
+    pytest.param(venv_python(".venv-bpy45"), "bpy-4.5-lts", id="bpy-4.5-lts"),
 ]
+
+
+def _in_lts(session_steps, python: Path, blender: str, session: str, extension_zip: Path, tmp_path: Path):
+    script = BLENDER_SESSIONS / session
+    return session_steps.run(
+        f"{blender} {session}",
+        lambda: run_in_python(python, script, tmp_path, workdir=tmp_path, install=extension_zip),
+    )
+
+
+@pytest.mark.version_matrix
+@pytest.mark.bpy
+@pytest.mark.parametrize(("session", "step"), steps_of_each(BLENDER_SESSIONS / name for name in ACROSS_VERSIONS))
+@pytest.mark.parametrize(("python", "blender"), LTS_MODULES)
+def test_sessions_in_lts_bpy_modules(
+    python: Path, blender: str, session: str, step, session_steps, extension_zip: Path, tmp_path: Path
+) -> None:
+    run = _in_lts(session_steps, python, blender, session, extension_zip, tmp_path)
+    session_steps.check(run.key, step, lambda: run.result)
 
 
 @pytest.mark.version_matrix
 @pytest.mark.bpy
 @pytest.mark.parametrize("session", ACROSS_VERSIONS)
-@pytest.mark.parametrize("python", LTS_MODULES)
-def test_sessions_in_lts_bpy_modules(python: Path, session: str, extension_zip: Path, tmp_path: Path) -> None:
-    result = run_in_python(python, BLENDER_SESSIONS / session, tmp_path, workdir=tmp_path, install=extension_zip)
-    result.check()
-    assert "Traceback" not in result.stdout + result.stderr
+@pytest.mark.parametrize(("python", "blender"), LTS_MODULES)
+def test_sessions_in_lts_bpy_modules_print_no_traceback(
+    python: Path, blender: str, session: str, session_steps, extension_zip: Path, tmp_path: Path
+) -> None:
+    assert_ran_clean(_in_lts(session_steps, python, blender, session, extension_zip, tmp_path))
 
 
 # Sessions whose subject leans on data behaviour that changed since 3.4 (session_uid, pose bone
@@ -127,11 +182,26 @@ def test_sessions_in_lts_bpy_modules(python: Path, session: str, extension_zip: 
 IN_BLENDER34 = ("join_separate.py", *RANDOM_SESSIONS)
 
 
+def _in_blender34(session_steps, session: str, extension_zip: Path, tmp_path: Path):
+    script = BLENDER_SESSIONS / session
+    return session_steps.run(
+        f"blender-3.4 {session}",
+        lambda: run_in_blender_binary(script, tmp_path, workdir=tmp_path, addon_zip=extension_zip),
+    )
+
+
+@pytest.mark.version_matrix
+@pytest.mark.blender_binary
+@pytest.mark.parametrize(("session", "step"), steps_of_each(BLENDER_SESSIONS / name for name in IN_BLENDER34))
+def test_sessions_in_blender34_binary(session: str, step, session_steps, extension_zip: Path, tmp_path: Path) -> None:
+    run = _in_blender34(session_steps, session, extension_zip, tmp_path)
+    session_steps.check(run.key, step, lambda: run.result)
+
+
 @pytest.mark.version_matrix
 @pytest.mark.blender_binary
 @pytest.mark.parametrize("session", IN_BLENDER34)
-def test_sessions_in_blender34_binary(session: str, extension_zip: Path, tmp_path: Path) -> None:
-    result = run_in_blender_binary(BLENDER_SESSIONS / session, tmp_path, workdir=tmp_path, addon_zip=extension_zip)
-    print(result.stdout)
-    result.check()
-    assert "Traceback" not in result.stdout + result.stderr
+def test_sessions_in_blender34_binary_print_no_traceback(
+    session: str, session_steps, extension_zip: Path, tmp_path: Path
+) -> None:
+    assert_ran_clean(_in_blender34(session_steps, session, extension_zip, tmp_path))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from quat_ik_addon.solver.chain import Chain
-from quat_ik_addon.solver.rig_spec import load_rig_spec
+from quat_ik_addon.solver.rig.spec import load_rig_spec
 from tests.helpers import REPO_ROOT
 from tools.demo_bake import ChainInfo, ChainRun, RigRun
 from tools.demo_metrics import solver_stats

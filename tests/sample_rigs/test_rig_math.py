@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import rig_spec as spec
-from quat_ik_addon.solver.rest_pose import bone_rest_matrix3
-from quat_ik_addon.solver.window_shapes import cone_window
+from quat_ik_addon.solver.limits.window_shapes import cone_window
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.rest_pose import bone_rest_matrix3
 from sample_rigs.rig_math import blender_ik_limits, roll_for_z, rotation_x, swing_twist_pose
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from sample_rigs.make_rigs import OLDEST_BLENDER
 from tests.helpers import REPO_ROOT, run_in_blender_binary, run_in_bpy
+from tests.session_steps import steps_of
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
 SAMPLE_RIGS = REPO_ROOT / "sample_rigs"
@@ -22,9 +23,14 @@ OPENED_IN = ("blender-3.4", "bpy-5.0")  # the oldest supported Blender and the n
 
 
 @pytest.mark.bpy
-def test_rigs_regenerate_load_solve_and_match_the_committed_files(run_bpy_with_addon, tmp_path: Path) -> None:
-    result = run_bpy_with_addon(SESSIONS / "regenerate_and_solve.py", tmp_path / "rigs", ",".join(RIG_NAMES))
-    print(result.stdout)
+@pytest.mark.parametrize("step", steps_of(SESSIONS / "regenerate_and_solve.py"))
+def test_rigs_regenerate_load_solve_and_match_the_committed_files(
+    step, session_steps, run_bpy_with_addon_result, tmp_path: Path
+) -> None:
+    script = SESSIONS / "regenerate_and_solve.py"
+    session_steps.check(
+        "regenerate_and_solve", step, lambda: run_bpy_with_addon_result(script, tmp_path / "rigs", ",".join(RIG_NAMES))
+    )
 
 
 @pytest.mark.parametrize("name", RIG_NAMES)

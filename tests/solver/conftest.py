@@ -1,9 +1,10 @@
-"""Chains for solver tests, built by fixtures (see quat_ik_addon.solver.reference_chains)."""
+"""Chains for solver tests, built by fixtures (see quat_ik_addon.solver.rig.reference_chains); targets
+they reach are made by ``chain_targets.reachable_targets``."""
 
 import numpy as np
 import pytest
 
-from quat_ik_addon.solver import reference_chains
+from quat_ik_addon.solver.rig import reference_chains
 
 
 @pytest.fixture(params=["arm3", "chain10", "chain30"])
@@ -14,12 +15,6 @@ def limited_chain(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20260422)
-
-
-def reachable_targets(chain, rng, count):
-    """Targets made by forward kinematics of random poses inside the limits: all reachable."""
-    poses = chain.random_poses(rng, count)
-    return chain.forward_kinematics(poses).effector, poses
 
 
 @pytest.fixture(scope="session")

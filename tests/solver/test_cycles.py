@@ -5,11 +5,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from quat_ik_addon.solver import cycles, reference_chains
-from quat_ik_addon.solver.cycles import repeats_first, solve_cycle, wrap_turn
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.sequence import solve_sequence
+from quat_ik_addon.solver.rig import reference_chains
 from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.shots import cycles
+from quat_ik_addon.solver.shots.cycles import repeats_first, solve_cycle, wrap_turn
+from quat_ik_addon.solver.shots.sequence import solve_sequence
 from quat_ik_addon.solver.solve import pose_distance
 
 SETTINGS = SolveSettings(tolerance=1e-3)
@@ -95,7 +96,7 @@ def test_a_wrap_whose_spreading_would_lose_goals_stays_a_jump(chain, monkeypatch
 
 def test_a_wrap_is_reported_only_where_it_pops(looped):
     from quat_ik_addon.solver import quaternion as quat
-    from quat_ik_addon.solver.cycles import visible_wrap_jump
+    from quat_ik_addon.solver.shots.cycles import visible_wrap_jump
 
     assert visible_wrap_jump(looped.rotations, False) == 0.0
     turned = looped.rotations.copy()

@@ -13,11 +13,11 @@ from quat_ik_addon.solver.free_twist import (
     within_tip_twist_range,
 )
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.limits import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
-from quat_ik_addon.solver.pose_jumps import visible_jumps
-from quat_ik_addon.solver.reach_windows import ConeWindow
-from quat_ik_addon.solver.sequence import solve_sequence
+from quat_ik_addon.solver.limits.joints import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow
 from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.shots.pose_jumps import visible_jumps
+from quat_ik_addon.solver.shots.sequence import solve_sequence
 from quat_ik_addon.solver.solve import solve
 
 Y = np.array([0.0, 1.0, 0.0])

@@ -5,11 +5,12 @@ import pytest
 from test_ccd import assert_result_is_honest
 from test_sequence_and_cli import smooth_pose_path
 
-from quat_ik_addon.solver import jump_easing, pose_jumps, reference_chains, sequence
-from quat_ik_addon.solver.ccd import finish_result
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.jump_easing import _windows, ease_jumps
+from quat_ik_addon.solver.measurements import finish_result
+from quat_ik_addon.solver.rig import reference_chains
 from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.shots import jump_easing, pose_jumps, sequence
+from quat_ik_addon.solver.shots.jump_easing import _windows, ease_jumps
 from quat_ik_addon.solver.solve import pose_distance
 
 SETTINGS = SolveSettings(method="dls", tolerance=1e-4)

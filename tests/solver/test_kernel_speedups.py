@@ -10,13 +10,13 @@ here against the straightforward form, up to rounding (or exactly where the clai
 import numpy as np
 import pytest
 
-from quat_ik_addon.solver import dls
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.limits import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint, group_alike
-from quat_ik_addon.solver.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
-from quat_ik_addon.solver.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, arm3, limited_chain
+from quat_ik_addon.solver.limits.joints import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint, group_alike
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
+from quat_ik_addon.solver.methods import dls
+from quat_ik_addon.solver.rig.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, arm3, limited_chain
 
 BATCH_SHAPES = [((4,), (4,)), ((7, 4), (4,)), ((4,), (7, 4)), ((5, 1, 4), (3, 4)), ((6, 3, 4), (6, 3, 4))]
 

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 from test_sequence_and_cli import wave_pose_path
 
-from quat_ik_addon.solver import dls
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.limit_contacts import SLOTS, LimitContacts
-from quat_ik_addon.solver.limits import AngleRange, BallJoint, HingeJoint
-from quat_ik_addon.solver.reach_windows import EllipticConeWindow
-from quat_ik_addon.solver.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, elliptic_chain
-from quat_ik_addon.solver.rig_spec import load_rig_spec
+from quat_ik_addon.solver.limits.contacts import SLOTS, LimitContacts
+from quat_ik_addon.solver.limits.joints import AngleRange, BallJoint, HingeJoint
+from quat_ik_addon.solver.limits.reach_windows import EllipticConeWindow
+from quat_ik_addon.solver.methods import dls
+from quat_ik_addon.solver.rig.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, elliptic_chain
+from quat_ik_addon.solver.rig.spec import load_rig_spec
 from quat_ik_addon.solver.settings import SolveSettings
 from quat_ik_addon.solver.solve import solve_from
 

@@ -15,8 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import rig_spec as spec
-from quat_ik_addon.solver.limit_fitting import (
+from quat_ik_addon.solver.limits.fitting import (
     LimitFitError,
     fit_ball_limit,
     fit_hinge_limit,
@@ -24,15 +23,16 @@ from quat_ik_addon.solver.limit_fitting import (
     hinge_axis,
     smallest_arc,
 )
-from quat_ik_addon.solver.reach_windows import EllipticConeWindow, PolygonWindow
-from quat_ik_addon.solver.spec_chain import solver_limit, solver_window
-from quat_ik_addon.solver.window_shapes import (
+from quat_ik_addon.solver.limits.reach_windows import EllipticConeWindow, PolygonWindow
+from quat_ik_addon.solver.limits.window_shapes import (
     cone_polygon,
     elliptic_cone_window,
     rectangle_window,
     window_solid_angle,
     windows_solid_angle,
 )
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.spec_chain import solver_limit, solver_window
 
 TRUE_POLYGON = spec.PolygonWindow(vertices_deg=((-40, -30), (50, -30), (60, 40), (-30, 50), (-55, 10)))
 TRUE_ELLIPSE = elliptic_cone_window((55.0, 25.0), center=(0.3, 1.0, -0.2), x_axis=(1.0, 0.0, 1.0))

@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver.limits import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
-from quat_ik_addon.solver.reach_windows import ConeWindow, EllipticConeWindow
-from quat_ik_addon.solver.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, polygon_window_deg
+from quat_ik_addon.solver.limits.joints import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow, EllipticConeWindow
+from quat_ik_addon.solver.rig.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, polygon_window_deg
 
 RNG = np.random.default_rng(7)
 ROTATIONS = quat.normalize(RNG.normal(size=(5000, 4)))

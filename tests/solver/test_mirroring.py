@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import rig_spec as spec
-from quat_ik_addon.solver.mirroring import (
+from quat_ik_addon.solver.limits.mirroring import (
     MIRROR_X,
     mirror_limit,
     mirror_limit_exact,
@@ -21,9 +20,10 @@ from quat_ik_addon.solver.mirroring import (
     mirror_x_rest_matrix,
     mirroring_matrix,
 )
-from quat_ik_addon.solver.rest_pose import bone_rest_matrix3
-from quat_ik_addon.solver.spec_chain import solver_limit
-from quat_ik_addon.solver.window_shapes import cone_polygon, elliptic_polygon, rectangle_window
+from quat_ik_addon.solver.limits.window_shapes import cone_polygon, elliptic_polygon, rectangle_window
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.rest_pose import bone_rest_matrix3
+from quat_ik_addon.solver.rig.spec_chain import solver_limit
 
 DATA = Path(__file__).parent / "data"
 

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import reference_chains
 from quat_ik_addon.solver.chain import LARGEST_SIZE, SMALLEST_REACH, Chain
 from quat_ik_addon.solver.cli import main
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.limits import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
-from quat_ik_addon.solver.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
-from quat_ik_addon.solver.rig_spec import RigSpecError, loads_rig_spec
+from quat_ik_addon.solver.limits.joints import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
+from quat_ik_addon.solver.rig import reference_chains
+from quat_ik_addon.solver.rig.spec import RigSpecError, loads_rig_spec
 from quat_ik_addon.solver.solve import solve
 
 ARM3 = Path(__file__).resolve().parent / "data" / "arm3.rig.json"
@@ -204,8 +204,8 @@ def _hinge_rotation(axis: np.ndarray, degrees: float) -> np.ndarray:
 
 @pytest.mark.parametrize("scale", [1e200, 1e-200, 1e-13], ids=["1e200", "1e-200", "1e-13"])
 def test_a_hinge_axis_of_any_finite_length_is_the_axis_and_its_violation_agrees(scale) -> None:
-    """[1e200, 0, 0] squared overflows: normalised naively it was the zero vector, the clamp let the
-    bone 30° outside its range and the violation reported 0."""
+    """[1e200, 0, 0] squared overflows: normalised naively it would be the zero vector, the clamp
+    would leave the bone 30° outside its range and the violation would report 0."""
     hinge = HingeJoint(scale * X, AngleRange(math.radians(-30), math.radians(30)))
     np.testing.assert_array_equal(hinge.axis, X)
     outside = _hinge_rotation(X, 60.0)

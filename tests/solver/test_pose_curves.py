@@ -3,7 +3,7 @@
 import numpy as np
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver.pose_curves import between_poses, blend
+from quat_ik_addon.solver.shots.pose_curves import between_poses, blend
 
 
 def turning_poses(frames, axes, angle_of):

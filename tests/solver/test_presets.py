@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import rig_spec as spec
-from quat_ik_addon.solver.mirroring import mirror_limit_exact, mirror_name
-from quat_ik_addon.solver.presets import (
+from quat_ik_addon.solver.limits.mirroring import mirror_limit_exact, mirror_name
+from quat_ik_addon.solver.limits.presets import (
     PresetMotion,
     load_preset,
     load_preset_spec,
@@ -20,7 +19,8 @@ from quat_ik_addon.solver.presets import (
     preset_info,
     preset_names,
 )
-from quat_ik_addon.solver.spec_chain import solver_limit
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.spec_chain import solver_limit
 
 REQUIRED = {
     "shoulder",

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import rig_spec as spec
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow, ReachWindows
 from quat_ik_addon.solver.quaternion import direction_angle
-from quat_ik_addon.solver.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow, ReachWindows
-from quat_ik_addon.solver.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, polygon_window_deg
-from quat_ik_addon.solver.spec_chain import solver_limit
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.reference_chains import X_AXIS, Y_AXIS, Z_AXIS, polygon_window_deg
+from quat_ik_addon.solver.rig.spec_chain import solver_limit
 
 
 def sphere_grid(count: int) -> np.ndarray:
@@ -163,7 +163,7 @@ def test_angle_outside_is_zero_inside_and_matches_the_clamp_outside():
 def test_a_sliver_polygons_clamp_lands_inside_by_its_own_test():
     """A polygon 1e-6° wide (valid in a rig spec): its short edges' normals come from the edge
     on the window plane, so the limit's inside test agrees with its clamp to 1e-12 rad (the
-    cross product of the two nearly parallel corner directions was off by 2e-8)."""
+    cross product of the two nearly parallel corner directions is off by 2e-8)."""
     window = spec.PolygonWindow(
         vertices_deg=((-41.35, 71.4921108), (41.35, 71.4921108), (41.35, 71.4921118), (-41.35, 71.4921118))
     )

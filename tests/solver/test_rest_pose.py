@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quat_ik_addon.solver.rest_pose import (
+from quat_ik_addon.solver.rig.rest_pose import (
     ChainRestFrames,
     armature_rest_matrices,
     bone_rest_matrices,
@@ -25,7 +25,7 @@ from quat_ik_addon.solver.rest_pose import (
     spec_rest_frames,
     spec_rest_matrices,
 )
-from quat_ik_addon.solver.rig_spec import BoneSpec, ChainSpec, RigSpec, load_rig_spec
+from quat_ik_addon.solver.rig.spec import BoneSpec, ChainSpec, RigSpec, load_rig_spec
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -1,4 +1,4 @@
-"""Moving a limit onto another rest frame (solver/retarget.py): from armature-space frames
+"""Moving a limit onto another rest frame (solver/limits/retarget.py): from armature-space frames
 (a rig drawn in another rest pose or with other rolls) and from a rig posed in the anatomical
 position."""
 
@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import rig_spec as spec
-from quat_ik_addon.solver.presets import load_preset, preset_names
-from quat_ik_addon.solver.retarget import (
+from quat_ik_addon.solver.limits.presets import load_preset, preset_names
+from quat_ik_addon.solver.limits.retarget import (
     axes_frame,
     fit_to_posture,
     front_twist,
@@ -20,8 +19,9 @@ from quat_ik_addon.solver.retarget import (
     rest_change,
     retarget_limit,
 )
-from quat_ik_addon.solver.spec_chain import solver_limit, solver_window
-from quat_ik_addon.solver.window_shapes import cone_window, window_rim, window_samples
+from quat_ik_addon.solver.limits.window_shapes import cone_window, window_rim, window_samples
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.spec_chain import solver_limit, solver_window
 
 HANGING = axes_frame((0.0, 0.0, -1.0), (0.0, -1.0, 0.0))  # a limb hanging down, +Z to the front
 RNG_SEED = 5

@@ -12,15 +12,18 @@ import pytest
 from test_ccd import assert_result_is_honest
 
 import quat_ik_addon
-from quat_ik_addon.solver import interrupt, pose_jumps, reference_chains, sequence, sequence_plan
+from quat_ik_addon.solver import interrupt
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.cli import main
 from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.native import library
-from quat_ik_addon.solver.rig_spec import load_rig_spec
-from quat_ik_addon.solver.sequence import solve_sequence
+from quat_ik_addon.solver.rig import reference_chains
+from quat_ik_addon.solver.rig.spec import load_rig_spec
 from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.shots import plan as sequence_plan
+from quat_ik_addon.solver.shots import pose_jumps, sequence
+from quat_ik_addon.solver.shots.sequence import solve_sequence
 from quat_ik_addon.solver.solve import pose_distance, solve
 
 REPO = Path(__file__).resolve().parents[2]
@@ -212,7 +215,8 @@ def test_a_shot_reports_its_progress_and_stops_when_asked(rng):
     stopped_elsewhere.join()
     plain = solve_sequence(chain, targets, start_rotations=path[0], settings=settings)
     # The same shot, to numpy's last bit (its vector loops, picked by where an array lies in
-    # memory, moved 2 of 4,800 values by 2e-16 between two runs in one process; up to 1e-12 elsewhere).
+    # memory, can move values by 2e-16 between two runs in one process, 2 of 4,800 here; up to
+    # 1e-12 elsewhere).
     np.testing.assert_allclose(plain.rotations, reported.rotations, rtol=0.0, atol=1e-9)
 
 
@@ -368,7 +372,7 @@ def test_a_carry_that_falls_onto_the_old_branch_is_no_join():
     each branch ends one frame past the other, so solving frame j − 1 from the new branch's pose
     at j lands back on the old branch (and the other way round). Carrying the new branch back
     must count that as the carry failing, not as meeting the old branch: the frames stay as
-    they were (they used to be overwritten with the fallen-back poses and the jump kept)."""
+    they were (not overwritten with the fallen-back poses, the jump kept)."""
     shot = json.loads((REPO / "tests" / "solver" / "data" / "human_arm_fold_shot.json").read_text())
     spec = Chain.from_rig_spec(load_rig_spec(REPO / "sample_rigs" / "human_arm.rig.json"), "arm.L")
     rest_rotations, rest_offsets = spec.rest_rotations.copy(), spec.rest_offsets.copy()
@@ -408,7 +412,7 @@ def test_a_branch_that_spans_the_rest_of_the_shot_is_carried_past_a_jump():
     """A busy arm motion (3 ball joints for a position goal, every goal reachable): the followed
     branch ends, and the jump onto another is neither met by a 30-frame carry nor blended. The
     old branch carried on without a frame limit meets every goal to the shot's end: no visible
-    jump is left (it was 14° at frame 208; ``_carry_through``)."""
+    jump is left (without that carry, one of 14° at frame 208; ``_carry_through``)."""
     chain = reference_chains.elliptic_chain(3)
     targets = chain.forward_kinematics(wave_pose_path(chain, np.random.default_rng(10), 250, 0.6)).effector
     result = solve_sequence(chain, targets, settings=SolveSettings(tolerance=1e-3, restarts=2))
@@ -438,8 +442,8 @@ def test_a_third_branch_that_spans_the_shot_replaces_a_jump_no_carry_removes():
 def test_a_rotation_met_as_closely_as_the_position_counts_as_met():
     """Position and orientation goals made by a busy pose path inside arm3's limits (often on
     them, where DLS converges slowly): every frame counts as met, its rotation within the turn
-    that moves a point at the chain's reach by the position tolerance. (With a fixed 1e-6 rad,
-    45 frames counted as missed at up to 0.016°, and the shot's miss handling ran for them.)"""
+    that moves a point at the chain's reach by the position tolerance. (A fixed 1e-6 rad would
+    count 45 frames as missed at up to 0.016° and run the shot's miss handling for them.)"""
     chain = reference_chains.arm3()
     path = wave_pose_path(chain, np.random.default_rng(2), 1000, 0.9)
     pose = chain.forward_kinematics(path)
@@ -637,8 +641,8 @@ def test_a_frame_between_two_misses_that_lands_on_another_branch_tries_again(mon
     """Between two frames missing their goals on one branch, a frame whose start lands on
     another branch, where it misses by far more (here a bone's second window, pointing away),
     is solved again from its neighbour's pose and misses as they do."""
-    from quat_ik_addon.solver.limits import BallJoint
-    from quat_ik_addon.solver.reach_windows import ConeWindow
+    from quat_ik_addon.solver.limits.joints import BallJoint
+    from quat_ik_addon.solver.limits.reach_windows import ConeWindow
 
     windows = (
         ConeWindow(np.array([1.0, 0.0, 0.0]), np.radians(40.0)),

@@ -4,17 +4,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import reachable_targets
+from chain_targets import reachable_targets
 from test_ccd import assert_result_is_honest
 
+import quat_ik_addon.solver.methods.ladder as methods_module
 import quat_ik_addon.solver.solve as solve_module
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver import reference_chains
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.learned_starts import LearnedStarts, learn_start_poses
-from quat_ik_addon.solver.limits import AngleRange, FreeJoint, HingeJoint
-from quat_ik_addon.solver.rig_spec import load_rig_spec
+from quat_ik_addon.solver.limits.joints import AngleRange, FreeJoint, HingeJoint
+from quat_ik_addon.solver.rig import reference_chains
+from quat_ik_addon.solver.rig.spec import load_rig_spec
 from quat_ik_addon.solver.settings import METHODS, SolveSettings
 from quat_ik_addon.solver.solve import _restart, pose_distance, solve
 
@@ -276,7 +277,7 @@ def test_ranges_through_180_are_reached_and_held_by_every_method(rng, method):
 
 def test_ccd_finishing_leaves_what_it_cannot_finish_to_the_restarts(monkeypatch):
     """CCD finishing the goals DLS left unmet creeps on some for its whole budget (the sample
-    human arm matching a rotation: 64 sweeps, ~90 ms, before a restart met the goal). When
+    human arm matching a rotation: 64 sweeps, ~90 ms, where a restart meets the goal). When
     restarts follow it stops after ``FINISH_SWEEPS`` and every goal is still met; without
     restarts it keeps its budget, the only way left towards the goal."""
     chain = Chain.from_rig_spec(load_rig_spec(REPO / "sample_rigs" / "human_arm.rig.json"), "arm.L")
@@ -285,15 +286,15 @@ def test_ccd_finishing_leaves_what_it_cannot_finish_to_the_restarts(monkeypatch)
     posed = chain.forward_kinematics(poses)
     goals = Goals(posed.effector, orientations=posed.rotations[:, -1], orientation_weight=0.5)
     finishing_sweeps: list[int] = []
-    real_ccd = solve_module.run_ccd
+    real_ccd = methods_module.run_ccd
 
     def counting_ccd(chain, goals, rotations, settings, *rest):
         rotations, sweeps = real_ccd(chain, goals, rotations, settings, *rest)
-        if settings.stall_iterations == solve_module.FINISH_STALL_SWEEPS:
+        if settings.stall_iterations == methods_module.FINISH_STALL_SWEEPS:
             finishing_sweeps.append(int(sweeps.max()))
         return rotations, sweeps
 
-    monkeypatch.setattr(solve_module, "run_ccd", counting_ccd)
+    monkeypatch.setattr(methods_module, "run_ccd", counting_ccd)
     for restarts in (2, 0):
         finishing_sweeps.clear()
         # The numpy path, whose CCD calls can be counted (the kernel's parity tests cover its own).
@@ -304,9 +305,9 @@ def test_ccd_finishing_leaves_what_it_cannot_finish_to_the_restarts(monkeypatch)
         ]
         if restarts:
             assert all(met)
-            assert 0 < max(finishing_sweeps) <= solve_module.FINISH_SWEEPS
+            assert 0 < max(finishing_sweeps) <= methods_module.FINISH_SWEEPS
         else:
-            assert max(finishing_sweeps) > solve_module.FINISH_SWEEPS
+            assert max(finishing_sweeps) > methods_module.FINISH_SWEEPS
 
 
 def test_restarts_break_ties_between_equal_misses_by_candidate_order():
@@ -316,8 +317,8 @@ def test_restarts_break_ties_between_equal_misses_by_candidate_order():
     # A free shoulder and an elbow that cannot straighten (60°-150°): a target at 1.95 of the
     # chain's 2 lies out of the limits' reach, and the closest misses (1.95 - 2 cos 30°) run in
     # a circle round the line to it, where restarts land all round at the same miss. A last-bit
-    # change of the goal must not change which one is kept (it did in Blender 3.4, whose numpy
-    # rounds by where arrays lie in memory: Per Frame poses moved up to 320° on a replay).
+    # change of the goal must not change which one is kept (Blender 3.4's numpy rounds by where
+    # arrays lie in memory: kept by the last bit, Per Frame poses can move up to 320° on a replay).
     elbow = HingeJoint(np.array([1.0, 0.0, 0.0]), AngleRange(np.radians(60.0), np.radians(150.0)))
     chain = Chain(
         ("upper", "fore"),

@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from quat_ik_addon.solver import rest_pose
-from quat_ik_addon.solver import rig_spec as spec
 from quat_ik_addon.solver.chain import Chain
+from quat_ik_addon.solver.rig import rest_pose
+from quat_ik_addon.solver.rig import spec as spec
 
 CHAIN_BONES = 3
 TIMED_REPEATS = 5
@@ -79,7 +79,7 @@ def test_a_chain_built_from_its_lineage_has_the_rest_frames_of_the_whole_rig(sha
 
 def test_a_spec_whose_bones_hang_in_one_20000_bone_line_validates_in_linear_time() -> None:
     """Listed tip first, each bone's walk to the root passes every bone above it: looking each up in
-    a list was quadratic (minutes); the spec's own checks must stay well under a second's work per
+    a list would be quadratic (minutes); the spec's own checks must stay well under a second's work per
     thousand bones."""
     rig = _rig(20_000, "deep")
     reversed_bones = tuple(reversed(rig.bones))

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quat_ik_addon.solver import reference_chains, sequence, time_budget
-from quat_ik_addon.solver.sequence import solve_sequence
+from quat_ik_addon.solver import time_budget
+from quat_ik_addon.solver.rig import reference_chains
 from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.shots import sequence
+from quat_ik_addon.solver.shots.sequence import solve_sequence
 from quat_ik_addon.solver.solve import solve
 
 LIMIT_SLACK = 1e-9

@@ -10,10 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quat_ik_addon.solver import rig_spec as spec
-from quat_ik_addon.solver.spec_chain import solver_window
-from quat_ik_addon.solver.window_frames import polygon_plane_vertices, window_plane_axes
-from quat_ik_addon.solver.window_shapes import (
+from quat_ik_addon.solver.limits.window_frames import polygon_plane_vertices, window_plane_axes
+from quat_ik_addon.solver.limits.window_shapes import (
     cone_polygon,
     cone_window,
     convex_hull_2d,
@@ -29,6 +27,8 @@ from quat_ik_addon.solver.window_shapes import (
     window_solid_angle,
     windows_solid_angle,
 )
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.spec_chain import solver_window
 
 CENTERS = [(0.0, 1.0, 0.0), (0.3, 0.8, -0.5), (1.0, 0.0, 0.0), (0.0, -1.0, 0.2)]
 

@@ -1,4 +1,4 @@
-"""Dented polygon windows split into convex windows (solver/window_split.py): every piece is a
+"""Dented polygon windows split into convex windows (solver/limits/window_split.py): every piece is a
 valid window, the pieces tile the polygon, and their union allows exactly its directions."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quat_ik_addon.solver import rig_spec as spec
-from quat_ik_addon.solver.reach_windows import ReachWindows
-from quat_ik_addon.solver.spec_chain import solver_window
-from quat_ik_addon.solver.window_frames import polygon_plane_problem, polygon_signed_area
-from quat_ik_addon.solver.window_split import convex_pieces, split_polygon_window
+from quat_ik_addon.solver.limits.reach_windows import ReachWindows
+from quat_ik_addon.solver.limits.window_frames import polygon_plane_problem, polygon_signed_area
+from quat_ik_addon.solver.limits.window_split import convex_pieces, split_polygon_window
+from quat_ik_addon.solver.rig import spec as spec
+from quat_ik_addon.solver.rig.spec_chain import solver_window
 
 
 def _star(rng: np.random.Generator, corners: int) -> np.ndarray:

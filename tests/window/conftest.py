@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import BLENDER_BINARY, BOOTSTRAP, run_in_blender_binary, run_watched
+from tests.helpers import BLENDER_BINARY, BOOTSTRAP, SessionResult, run_in_blender_binary, run_watched
 
 SESSIONS = Path(__file__).resolve().parent / "sessions"
 SCREEN = "1600x1000x24"  # the X screen; Blender's window fills it
@@ -101,6 +102,20 @@ def window_command(blend: Path, script: Path, *args: str | Path, addon_zip: Path
     ]  # fmt: skip
 
 
+def run_in_window(
+    blend: Path, script: Path, *args: str | Path, workdir: Path, addon_zip: Path, silence_s: float = WINDOW_SILENCE_S
+) -> SessionResult:
+    """``script`` in Debian's Blender 3.4 in a window under xvfb, ``blend`` open and the add-on
+    installed, with a new, empty Blender user folder in ``workdir``; the result unchecked (a
+    session script with steps passes it to ``session_steps.check``, see tests/session_steps.py)."""
+    command = window_command(blend, script, *args, addon_zip=addon_zip)
+    user_resources = Path(tempfile.mkdtemp(prefix="blender_user_", dir=workdir))
+    # TMPDIR & co.: Blender writes quit.blend to its temp folder on quitting.
+    temp = {name: str(workdir) for name in ("TMPDIR", "TEMP", "TMP")}
+    env = {**os.environ, **temp, "BLENDER_USER_RESOURCES": str(user_resources)}
+    return run_watched(command, cwd=workdir, env=env, silence_s=silence_s)
+
+
 @pytest.fixture(scope="session")
 def window_session(extension_zip: Path, tmp_path_factory: pytest.TempPathFactory) -> WindowSession:
     workdir = tmp_path_factory.mktemp("window")
@@ -109,13 +124,8 @@ def window_session(extension_zip: Path, tmp_path_factory: pytest.TempPathFactory
 
     out_dir = workdir / "screenshots"
     out_dir.mkdir()
-    command = window_command(blend, SESSIONS / "window_ui.py", out_dir, addon_zip=extension_zip)
-    user_resources = workdir / "blender_user"
-    user_resources.mkdir()
-    # TMPDIR & co.: Blender writes quit.blend to its temp folder on quitting.
-    temp = {name: str(workdir) for name in ("TMPDIR", "TEMP", "TMP")}
-    env = {**os.environ, **temp, "BLENDER_USER_RESOURCES": str(user_resources)}
-    done = run_watched(command, cwd=workdir, env=env, silence_s=WINDOW_SILENCE_S)
+    done = run_in_window(blend, SESSIONS / "window_ui.py", out_dir, workdir=workdir, addon_zip=extension_zip)
+    command = done.command
     output = done.stdout + done.stderr
     (workdir / "window_session.log").write_text(output)
     results_file = out_dir / "results.json"

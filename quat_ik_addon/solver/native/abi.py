@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 
-INTERFACE_VERSION = 1
+INTERFACE_VERSION = 2
 
 # Status codes.
 OK, BAD_INPUT, NOT_FINITE = 0, 1, 2
@@ -111,6 +111,82 @@ class SettingsStruct(ctypes.Structure):
     )
 
 
+class ShotStruct(ctypes.Structure):
+    _fields_ = (
+        ("frames", ctypes.c_int64),
+        ("rotations", ctypes.c_void_p),
+        ("met", ctypes.c_void_p),  # uint8
+        ("solved", ctypes.c_void_p),  # uint8
+        ("iterations", ctypes.c_void_p),  # int64
+        ("answers", ctypes.c_void_p),
+        ("answer_position_error", ctypes.c_void_p),
+        ("answer_orientation_error", ctypes.c_void_p),
+        ("answer_effector", ctypes.c_void_p),
+    )
+
+
+class CarryStruct(ctypes.Structure):
+    _fields_ = (
+        ("order_count", ctypes.c_int64),
+        ("order", ctypes.c_void_p),  # int64 throughout, flags uint8
+        ("carries", ctypes.c_int64),
+        ("origins", ctypes.c_void_p),
+        ("directions", ctypes.c_void_p),
+        ("bounds", ctypes.c_void_p),
+        ("rivals", ctypes.c_void_p),
+        ("carry_frames", ctypes.c_int64),
+        ("jump_slack", ctypes.c_double),
+        ("slots", ctypes.c_int64),
+        ("slot_first", ctypes.c_void_p),
+        ("slot_count", ctypes.c_void_p),
+        ("carried", ctypes.c_void_p),
+        ("carried_count", ctypes.c_void_p),
+        ("kept", ctypes.c_void_p),
+        ("ran_out_rank", ctypes.c_void_p),
+        ("beyond", ctypes.c_void_p),
+    )
+
+
+class BlendStruct(ctypes.Structure):
+    _fields_ = (
+        ("walkers", ctypes.c_int64),
+        ("rows", ctypes.c_int64),
+        ("lengths", ctypes.c_void_p),  # int64
+        ("offsets", ctypes.c_void_p),  # int64
+        ("frames", ctypes.c_void_p),  # int64
+        ("carried", ctypes.c_void_p),
+        ("walker_poses", ctypes.c_void_p),
+        ("walked", ctypes.c_void_p),
+        ("walked_met", ctypes.c_void_p),  # uint8
+    )
+
+
+class WalkStruct(ctypes.Structure):
+    _fields_ = (
+        ("order_count", ctypes.c_int64),
+        ("order", ctypes.c_void_p),  # int64 throughout
+        ("walkers", ctypes.c_int64),
+        ("seeds", ctypes.c_void_p),
+        ("directions", ctypes.c_void_p),
+        ("until", ctypes.c_void_p),
+        ("margin", ctypes.c_double),
+    )
+
+
+class FollowStruct(ctypes.Structure):
+    _fields_ = (
+        ("followed_count", ctypes.c_int64),
+        ("followed", ctypes.c_void_p),  # int64
+        ("pieces", ctypes.c_int64),
+        ("begins", ctypes.c_void_p),  # int64
+        ("ends", ctypes.c_void_p),  # int64
+        ("pose", ctypes.c_void_p),
+        ("met", ctypes.c_void_p),  # uint8
+        ("poses", ctypes.c_void_p),
+        ("poses_met", ctypes.c_void_p),  # uint8
+    )
+
+
 # Every exported function: (name, result type, argument types). Arrays cross as addresses
 # (``ndarray.ctypes.data``, c_void_p): building a typed ctypes pointer costs microseconds a call.
 _array = ctypes.c_void_p
@@ -152,6 +228,57 @@ FUNCTIONS = (
             _array,  # orientation error
             _array,  # effector
         ),
+    ),
+    (
+        "qik_carry",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(ChainStruct),
+            ctypes.POINTER(GoalsStruct),
+            ctypes.POINTER(SettingsStruct),
+            ctypes.POINTER(ShotStruct),
+            ctypes.POINTER(CarryStruct),
+        ),
+    ),
+    (
+        "qik_blend_walk",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(ChainStruct),
+            ctypes.POINTER(GoalsStruct),
+            ctypes.POINTER(SettingsStruct),
+            ctypes.POINTER(ShotStruct),
+            ctypes.POINTER(BlendStruct),
+        ),
+    ),
+    (
+        "qik_walk_out",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(ChainStruct),
+            ctypes.POINTER(GoalsStruct),
+            ctypes.POINTER(SettingsStruct),  # where the step before met its goal
+            ctypes.POINTER(SettingsStruct),  # where it missed
+            ctypes.POINTER(ShotStruct),
+            ctypes.POINTER(WalkStruct),
+        ),
+    ),
+    (
+        "qik_follow",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(ChainStruct),
+            ctypes.POINTER(GoalsStruct),
+            ctypes.POINTER(SettingsStruct),  # where the step before met its goal
+            ctypes.POINTER(SettingsStruct),  # where it missed
+            ctypes.POINTER(ShotStruct),
+            ctypes.POINTER(FollowStruct),
+        ),
+    ),
+    (
+        "qik_carry_tip_twist_along",
+        ctypes.c_int32,
+        (ctypes.POINTER(ChainStruct), ctypes.c_int64, _array, _array),  # rotations (in place), start
     ),
 )
 

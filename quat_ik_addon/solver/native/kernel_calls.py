@@ -1,4 +1,4 @@
-"""``solve.run_method`` on the native kernel: the same answers as the numpy methods, one crossing.
+"""``methods.run_method`` on the native kernel: the same answers as the numpy methods, one crossing.
 
 The numpy solver is the reference. This module only decides whether the kernel may take a
 call, packs its inputs as the C ABI wants them (``abi.py``), and unpacks the answers: a chain
@@ -79,7 +79,7 @@ def violation(chain, rotations) -> Array | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _settings_struct(settings, finishing, reach: float) -> abi.SettingsStruct:
+def settings_struct(settings, finishing, reach: float) -> abi.SettingsStruct:
     """The settings as the kernel reads them (made once per settings and chain size)."""
     tolerance = settings.absolute_tolerance(reach)
     return abi.SettingsStruct(
@@ -99,7 +99,7 @@ def _settings_struct(settings, finishing, reach: float) -> abi.SettingsStruct:
     )
 
 
-def _goals_struct(goals) -> tuple[abi.GoalsStruct, list[np.ndarray]]:
+def goals_struct(goals) -> tuple[abi.GoalsStruct, list[np.ndarray]]:
     positions = _contiguous(goals.positions)
     orientations = _contiguous(goals.orientations)
     directions = _contiguous(goals.directions)
@@ -140,13 +140,13 @@ def _call_inputs(chain, goals, settings, finishing, preferred: Array | None, cou
     preferred = (
         None if preferred is None or settings.rest_pull == 0.0 else _contiguous(preferred, (count, chain.n_bones, 4))
     )
-    goals_struct, kept_alive = _goals_struct(goals)
+    packed_goals, kept_alive = goals_struct(goals)
     structs = (
         pack_chain(chain).pointer,
-        ctypes.byref(goals_struct),
-        ctypes.byref(_settings_struct(settings, finishing, chain.reach)),
+        ctypes.byref(packed_goals),
+        ctypes.byref(settings_struct(settings, finishing, chain.reach)),
     )
-    return structs, _address(preferred), (kept_alive, goals_struct, preferred)
+    return structs, _address(preferred), (kept_alive, packed_goals, preferred)
 
 
 def solve(
@@ -170,9 +170,9 @@ def solve(
 def run_method(
     kernel: ctypes.CDLL, chain, goals, rotations: Array, settings, finishing, preferred: Array | None
 ) -> tuple[Array, NDArray[np.int64], tuple[Array, Array, Array]] | None:
-    """``solve.run_method`` on the kernel: (poses, iterations, (position error, orientation
+    """``methods.run_method`` on the kernel: (poses, iterations, (position error, orientation
     error, effector)), or None where the kernel could not finish a row (run numpy instead).
-    ``finishing``: the settings CCD finishes DLS's misses with (``solve._finishing``)."""
+    ``finishing``: the settings CCD finishes DLS's misses with (``methods.finishing``)."""
     count = len(rotations)
     poses = np.array(rotations, dtype=np.float64, order="C", copy=True).reshape(count, chain.n_bones, 4)
     measured = _Measured(count)

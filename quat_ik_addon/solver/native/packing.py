@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from ..limits import BallJoint, FixedJoint, FreeJoint, HingeJoint
-from ..reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
+from ..limits.joints import BallJoint, FixedJoint, FreeJoint, HingeJoint
+from ..limits.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
 from . import abi
 
 if TYPE_CHECKING:  # chain.py calls the kernel through this package: no import at run time
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # chain.py calls the kernel through this package: no import a
 Array = NDArray[np.float64]
 
 # Exact classes only: a subclass may clamp differently from what the kernel does.
+# The kernel implements exactly these limit and window classes (a subclass may behave otherwise).
 _JOINT_KINDS = {FreeJoint: abi.FREE, FixedJoint: abi.FIXED, HingeJoint: abi.HINGE, BallJoint: abi.BALL}
 _WINDOW_KINDS = {ConeWindow: abi.CONE, EllipticConeWindow: abi.ELLIPSE, PolygonWindow: abi.POLYGON}
 
@@ -46,13 +47,13 @@ def unsupported_reason(chain: Chain) -> str | None:
     for name, limit in zip(chain.bone_names, chain.limits, strict=True):
         kind = type(limit)
         if kind not in _JOINT_KINDS:
-            if hasattr(limit, "inner"):  # blender/locks.py's wrappers hold the limit they lock
+            if hasattr(limit, "inner"):  # limits/channel_locks.py's wrappers hold the limit they lock
                 return f"locked rotation channels ({kind.__name__}) run on numpy"
             return f"bone {name!r}: a {kind.__name__} limit runs on numpy"
         for window in getattr(limit, "windows", ()):
             if type(window) not in _WINDOW_KINDS:
                 return f"bone {name!r}: a {type(window).__name__} reach window runs on numpy"
-            if isinstance(window, PolygonWindow) and len(window.corner_directions) < 3:
+            if _WINDOW_KINDS[type(window)] == abi.POLYGON and len(window.corner_directions) < 3:
                 return f"bone {name!r}: a polygon window of fewer than 3 corners runs on numpy"
     return None
 
@@ -96,10 +97,10 @@ def _pack(chain: Chain) -> PackedChain:
         joint.kind = _JOINT_KINDS[type(limit)]
         joint.stiffness = float(limit.stiffness)
         joint.share = 1.0 if shares is None else float(shares[i])
-        if isinstance(limit, HingeJoint):
+        if joint.kind == abi.HINGE:
             joint.axis[:] = limit.axis.tolist()
             _set_range(joint, limit.angle_range)
-        elif isinstance(limit, BallJoint):
+        elif joint.kind == abi.BALL:
             _set_range(joint, limit.twist_range)
             joint.window_first, joint.window_count = len(windows), len(limit.windows)
             windows.extend(_window(window, corners, normals) for window in limit.windows)
@@ -152,12 +153,12 @@ def _window(window, corners: list[Array], normals: list[Array]) -> abi.Window:
     packed.accept_axis[:] = np.asarray(window.accept_axis, dtype=float).tolist()
     packed.accept_cos = float(window.accept_cos)
     packed.reference[:] = np.asarray(window.reference, dtype=float).tolist()
-    if isinstance(window, ConeWindow):
+    if packed.kind == abi.CONE:
         packed.half_angle = float(window.half_angle)
         return packed
     packed.plane_x[:] = window.plane_x.tolist()
     packed.plane_y[:] = window.plane_y.tolist()
-    if isinstance(window, EllipticConeWindow):
+    if packed.kind == abi.ELLIPSE:
         packed.radii[:] = window._radii.tolist()
         packed.orthonormal = int(window._basis is not None)
         return packed

@@ -9,12 +9,15 @@ paths can prove the scene did not change.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
+import traceback
 
 import bpy
 from mathutils import Matrix, Vector
 
+from tests.helpers import STEP_BEGIN, STEP_END
 from tools.blender_session import EXTENSION_ID
 
 
@@ -27,10 +30,10 @@ def addon():
 
 
 def submodule(name: str):
-    """A module of the add-on's Blender layer, e.g. submodule('runtime')."""
-    package = addon().__name__
-    __import__(f"{package}.blender.{name}")
-    return sys.modules[f"{package}.blender.{name}"]
+    """A module of the add-on's Blender layer by its path there, e.g. submodule('runtime.state')."""
+    dotted = f"{addon().__name__}.blender.{name}"
+    __import__(dotted)
+    return sys.modules[dotted]
 
 
 class Checks:
@@ -38,7 +41,35 @@ class Checks:
         self.title = title
         self.failures: list[str] = []
         self.passed = 0
+        self.current_step: str | None = None
+        self.step_failed = False
+        self.steps_run: set[str] = set()
         print(f"=== {title}", flush=True)
+
+    @contextlib.contextmanager
+    def step(self, name: str):
+        """``with checks.step("name"):`` one named check of the script: a pytest item of its own
+        (``tests/session_steps.py`` reads the names from the script's source, so a name is a
+        string literal). The step fails if a check in it fails or its body raises; the exception
+        is printed and the script goes on to the next step, as pytest goes on to the next test.
+        Its lines (checks, traceback) go to stdout between a begin and an end line, where the
+        pytest item of the step finds them."""
+        if self.current_step is not None:
+            raise RuntimeError(f"step {name!r} inside step {self.current_step!r}")
+        if name in self.steps_run:  # its pytest item could not tell the two runs apart
+            raise RuntimeError(f"step {name!r} runs a second time")
+        self.steps_run.add(name)
+        self.current_step, self.step_failed = name, False
+        print(f"{STEP_BEGIN}{name}", flush=True)
+        try:
+            yield
+        except Exception as error:  # a step that raises fails alone; the next steps still run
+            traceback.print_exc(file=sys.stdout)
+            self.failures.append(f"{name}: raised {type(error).__name__}: {error}")
+            self.step_failed = True
+        finally:
+            print(f"{STEP_END}{name} {'FAIL' if self.step_failed else 'ok'}", flush=True)
+            self.current_step = None
 
     def check(self, label: str, ok: bool, detail: object = "") -> bool:
         if ok:
@@ -47,6 +78,7 @@ class Checks:
             print(f"  ok   {label}{shown}", flush=True)
         else:
             self.failures.append(f"{label}: {detail}")
+            self.step_failed = True
             print(f"  FAIL {label}: {detail}", flush=True)
         return bool(ok)
 

@@ -227,87 +227,94 @@ def draw_all(state: str, ob, **operator_values) -> None:
 def submodule_menus():
     import importlib
 
-    menus = importlib.import_module(f"{package.__name__}.blender.menus")
+    menus = importlib.import_module(f"{package.__name__}.blender.ui.menus")
     return menus._entries()
 
 
-# ---- state 1: an armature without chains
-reset_scene()
-ob = straight_rig("Arm", 4)
-target = empty("Target", (1.0, 0.5, 2.0))
-pose_mode(ob, "B3")
-draw_all("no chain", ob)
+with checks.step("an armature without chains draws"):
+    # ---- state 1: an armature without chains
+    reset_scene()
+    ob = straight_rig("Arm", 4)
+    target = empty("Target", (1.0, 0.5, 2.0))
+    pose_mode(ob, "B3")
+    draw_all("no chain", ob)
 
-# ---- state 2: a solved Live chain with a warning and pose jumps; every joint kind and window
-add_chain(ob, "B3", 4, "Target", mode="LIVE")
-bpy.ops.quat_ik.solve()
-chain = ob.quat_ik.chains[0]
-chain.status_message = "A long warning that the panel wraps over several lines of its box"
-chain.status_jump_frames, chain.status_largest_jump = "12,30", math.radians(40.0)
-chain.influence = 0.5
-for bone, kind in (("B0", "BALL"), ("B1", "HINGE"), ("B2", "FIXED"), ("B3", "BALL")):
-    limits = ob.pose.bones[bone].quat_ik
-    limits.joint_type = kind
-    limits.stiffness = 0.25
-    if kind == "BALL":
-        limits.use_twist_range = True
-        limits.use_twist_reference = bone == "B3"
-    if kind == "HINGE":
-        limits.use_hinge_range = True
-        limits.hinge_axis = "CUSTOM"
-for shape in ("POLYGON", "CONE", "ELLIPTIC_CONE"):
+with checks.step("a solved chain with every joint kind and window shape draws"):
+    # ---- state 2: a solved Live chain with a warning and pose jumps; every joint kind and window
+    add_chain(ob, "B3", 4, "Target", mode="LIVE")
+    bpy.ops.quat_ik.solve()
+    chain = ob.quat_ik.chains[0]
+    chain.status_message = "A long warning that the panel wraps over several lines of its box"
+    chain.status_jump_frames, chain.status_largest_jump = "12,30", math.radians(40.0)
+    chain.influence = 0.5
+    for bone, kind in (("B0", "BALL"), ("B1", "HINGE"), ("B2", "FIXED"), ("B3", "BALL")):
+        limits = ob.pose.bones[bone].quat_ik
+        limits.joint_type = kind
+        limits.stiffness = 0.25
+        if kind == "BALL":
+            limits.use_twist_range = True
+            limits.use_twist_reference = bone == "B3"
+        if kind == "HINGE":
+            limits.use_hinge_range = True
+            limits.hinge_axis = "CUSTOM"
+    for shape in ("POLYGON", "CONE", "ELLIPTIC_CONE"):
+        pose_mode(ob, "B0")
+        bpy.ops.quat_ik.window_add(shape=shape)
+        ob.pose.bones["B0"].quat_ik.windows[-1].use_x_axis = True
+        draw_all(f"ball with a {shape.lower()} window", ob)
+    for bone in ("B1", "B2", "B3"):
+        pose_mode(ob, bone)
+        draw_all(f"bone {bone}", ob)
+
+with checks.step("targets, orientation target and pole on another armature's bones draw"):
+    # ---- state 3: targets, orientation target and pole as bones of another armature; a failed solve
+    other = straight_rig("Props", 2)
+    other.location = (2.0, 0.0, 0.0)
+    pose_mode(ob, "B3")
+    chain.target_object, chain.target_bone = other, "B1"
+    chain.orientation_mode, chain.orientation_object, chain.orientation_bone = "OBJECT", other, "B0"
+    chain.pole_object, chain.pole_bone = other, "B0"
+    chain.status_solved = False
+    draw_all("bone targets, not solved", ob, **{"quat_ik.add_chain": {"target": "Props", "target_bone": "B1"}})
+    chain.orientation_mode = "MATCH_TARGET"
+    chain.pole_object = None
+    draw_all("matching the target's rotation, no pole", ob)
+
+with checks.step("the panel names the chain that moves the active bone, Select Chain shows it"):
+    # ---- state 4: the active bone is in another chain than the one shown; the list marks its chain
+    chain.target_object, chain.target_bone, chain.chain_length = target, "", 2  # B2, B3
+    add_chain(ob, "B1", 2, "Target")  # B0, B1
+    ob.quat_ik.active_chain_index = 0
     pose_mode(ob, "B0")
-    bpy.ops.quat_ik.window_add(shape=shape)
-    ob.pose.bones["B0"].quat_ik.windows[-1].use_x_axis = True
-    draw_all(f"ball with a {shape.lower()} window", ob)
-for bone in ("B1", "B2", "B3"):
-    pose_mode(ob, bone)
-    draw_all(f"bone {bone}", ob)
+    labels.clear()
+    draw_all("active bone in the other chain", ob)
+    checks.check("the panel says which chain moves the active bone", "'B0' is in 'B1'" in labels, labels)
+    checks.check("the chain list draws a row for each chain", labels.count("×2") == 2, labels)
+    checks.check("Select Chain of Active Bone shows its chain", bpy.ops.quat_ik.select_bone_chain() == {"FINISHED"})
+    checks.check("... which is the second", ob.quat_ik.active_chain_index == 1, ob.quat_ik.active_chain_index)
+with checks.step("no hint when the chain shown moves the active bone"):
+    labels.clear()
+    draw_all("active bone in the chain shown", ob)
+    checks.check("no hint when the chain shown moves the bone", not any(" is in " in t for t in labels), labels)
+    pose_mode(ob, "B2")
+    bpy.ops.quat_ik.select_bone_chain()
+    checks.check("... and back to the first for a bone of the first", ob.quat_ik.active_chain_index == 0)
+with checks.step("Select Chain of Active Bone cannot run without chains"):
+    other.data.bones.active = None
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.context.view_layer.objects.active = other
+    checks.check(
+        "without chains it cannot run, and says why",
+        not bpy.ops.quat_ik.select_bone_chain.poll(),
+    )
 
-# ---- state 3: targets, orientation target and pole as bones of another armature; a failed solve
-other = straight_rig("Props", 2)
-other.location = (2.0, 0.0, 0.0)
-pose_mode(ob, "B3")
-chain.target_object, chain.target_bone = other, "B1"
-chain.orientation_mode, chain.orientation_object, chain.orientation_bone = "OBJECT", other, "B0"
-chain.pole_object, chain.pole_bone = other, "B0"
-chain.status_solved = False
-draw_all("bone targets, not solved", ob, **{"quat_ik.add_chain": {"target": "Props", "target_bone": "B1"}})
-chain.orientation_mode = "MATCH_TARGET"
-chain.pole_object = None
-draw_all("matching the target's rotation, no pole", ob)
-
-# ---- state 4: the active bone is in another chain than the one shown; the list marks its chain
-chain.target_object, chain.target_bone, chain.chain_length = target, "", 2  # B2, B3
-add_chain(ob, "B1", 2, "Target")  # B0, B1
-ob.quat_ik.active_chain_index = 0
-pose_mode(ob, "B0")
-labels.clear()
-draw_all("active bone in the other chain", ob)
-checks.check("the panel says which chain moves the active bone", "'B0' is in 'B1'" in labels, labels)
-checks.check("the chain list draws a row for each chain", labels.count("×2") == 2, labels)
-checks.check("Select Chain of Active Bone shows its chain", bpy.ops.quat_ik.select_bone_chain() == {"FINISHED"})
-checks.check("... which is the second", ob.quat_ik.active_chain_index == 1, ob.quat_ik.active_chain_index)
-labels.clear()
-draw_all("active bone in the chain shown", ob)
-checks.check("no hint when the chain shown moves the bone", not any(" is in " in t for t in labels), labels)
-pose_mode(ob, "B2")
-bpy.ops.quat_ik.select_bone_chain()
-checks.check("... and back to the first for a bone of the first", ob.quat_ik.active_chain_index == 0)
-other.data.bones.active = None
-bpy.ops.object.mode_set(mode="OBJECT")
-bpy.ops.object.select_all(action="DESELECT")
-bpy.context.view_layer.objects.active = other
-checks.check(
-    "without chains it cannot run, and says why",
-    not bpy.ops.quat_ik.select_bone_chain.poll(),
-)
-
-# ---- what must have been drawn, and what went wrong
-names = {cls.__name__ for cls in panels + operators + ui_lists + preferences}
-checks.check("every panel, list, operator dialog and preference was drawn", names <= drawn, sorted(names - drawn))
-checks.check("the add-on has its preferences", bool(preferences), [cls.__name__ for cls in preferences])
-checks.check("the menu entries were drawn", {"draw_pose_ik_menu", "draw_pose_menu"} <= drawn, sorted(drawn))
-checks.check("nothing raised or named what does not exist", not problems, "\n    ".join(sorted(set(problems))))
-checks.check("the learned start poses row is in the solver settings", any("Start poses" in t for t in labels), "")
+with checks.step("every draw function drew and named only what exists"):
+    # ---- what must have been drawn, and what went wrong
+    names = {cls.__name__ for cls in panels + operators + ui_lists + preferences}
+    checks.check("every panel, list, operator dialog and preference was drawn", names <= drawn, sorted(names - drawn))
+    checks.check("the add-on has its preferences", bool(preferences), [cls.__name__ for cls in preferences])
+    checks.check("the menu entries were drawn", {"draw_pose_ik_menu", "draw_pose_menu"} <= drawn, sorted(drawn))
+    checks.check("nothing raised or named what does not exist", not problems, "\n    ".join(sorted(set(problems))))
+    checks.check("the learned start poses row is in the solver settings", any("Start poses" in t for t in labels), "")
 checks.close()

@@ -19,7 +19,7 @@ from tests.blender.sessions.common import Checks, add_chain, empty, reset_scene,
 
 workdir = Path(sys.argv[1])
 checks = Checks("a target held by another chain")
-runtime = submodule("runtime")
+runtime = submodule("runtime.state").session
 reset_scene()
 scene = bpy.context.scene
 
@@ -47,10 +47,13 @@ grip = empty("Grip", (0.0, 0.0, 0.0))  # where the left hand holds the prop
 grip.parent = prop
 grip.location = (0.25, 0.3, 0.1)
 grip.rotation_euler = (0.3, -0.2, 0.5)
-add_chain(body, "R2", 3, "RightTarget", mode="LIVE")
-add_chain(body, "L2", 3, "Grip", mode="LIVE", orientation_mode="MATCH_TARGET")
-right, left = body.quat_ik.chains
-checks.check("chains: right hand first, then the left on its prop", [c.tip_bone for c in (right, left)] == ["R2", "L2"])
+with checks.step("the right hand's chain is listed before the left's"):
+    add_chain(body, "R2", 3, "RightTarget", mode="LIVE")
+    add_chain(body, "L2", 3, "Grip", mode="LIVE", orientation_mode="MATCH_TARGET")
+    right, left = body.quat_ik.chains
+    checks.check(
+        "chains: right hand first, then the left on its prop", [c.tip_bone for c in (right, left)] == ["R2", "L2"]
+    )
 
 
 def tip_world(tip: str):
@@ -76,73 +79,78 @@ def right_error() -> float:
     return (tip_world("R2")[0] - right_target.matrix_world.translation).length
 
 
-# ---- Live: the right hand's target moves; both arms are solved in that one update
-bpy.context.view_layer.update()
-runtime.stats.clear()
-right_target.location = (-1.0, 0.9, 2.3)
-bpy.context.view_layer.update()
-moved, turned = grip_errors()
-checks.check("Live: one update solves both arms", runtime.stats["chains_solved"] == 2, dict(runtime.stats))
-checks.check("... the right hand reaches its target", right_error() < 1e-3, right_error())
-checks.check(
-    "... and the left hand the grip where the right hand put it", moved < 1e-3 and turned < 1e-3, (moved, turned)
-)
-
-# ---- Per Frame: the right hand's target animated
-for chain in (right, left):
-    chain.mode = "MANUAL"
-right_target.location = (-1.2, 0.6, 1.7)
-right_target.keyframe_insert("location", frame=1)
-right_target.location = (-0.9, 1.0, 2.4)
-right_target.keyframe_insert("location", frame=10)
-for chain in (right, left):
-    chain.mode = "PER_FRAME"
-worst = (0.0, 0.0, 0.0)
-for frame in (1, 4, 7, 10):
-    scene.frame_set(frame)
+with checks.step("Live solves both arms in one update"):
+    # ---- Live: the right hand's target moves; both arms are solved in that one update
+    bpy.context.view_layer.update()
+    runtime.stats.clear()
+    right_target.location = (-1.0, 0.9, 2.3)
+    bpy.context.view_layer.update()
     moved, turned = grip_errors()
-    worst = tuple(max(a, b) for a, b in zip(worst, (right_error(), moved, turned), strict=True))
-checks.check("Per Frame: both hands reach at every frame (right, left, left's turn)", max(worst) < 1e-3, worst)
+    checks.check("Live: one update solves both arms", runtime.stats["chains_solved"] == 2, dict(runtime.stats))
+    checks.check("... the right hand reaches its target", right_error() < 1e-3, right_error())
+    checks.check(
+        "... and the left hand the grip where the right hand put it", moved < 1e-3 and turned < 1e-3, (moved, turned)
+    )
 
-# ---- Bake: the left hand follows the grip where the baked right hand holds it
-for chain in (right, left):
-    chain.mode = "MANUAL"
-bpy.ops.object.mode_set(mode="POSE")
-result = bpy.ops.quat_ik.bake(chains="ALL", frame_start=1, frame_end=10, destination="NEW_ACTION")
-checks.check("bake finished", result == {"FINISHED"}, result)
-worst = (0.0, 0.0, 0.0)
-for frame in range(1, 11):
-    scene.frame_set(frame)
-    moved, turned = grip_errors()
-    worst = tuple(max(a, b) for a, b in zip(worst, (right_error(), moved, turned), strict=True))
-checks.check("Bake: both hands reach at every baked frame (right, left, left's turn)", max(worst) < 1e-3, worst)
+with checks.step("Per Frame reaches with both hands at every frame"):
+    # ---- Per Frame: the right hand's target animated
+    for chain in (right, left):
+        chain.mode = "MANUAL"
+    right_target.location = (-1.2, 0.6, 1.7)
+    right_target.keyframe_insert("location", frame=1)
+    right_target.location = (-0.9, 1.0, 2.4)
+    right_target.keyframe_insert("location", frame=10)
+    for chain in (right, left):
+        chain.mode = "PER_FRAME"
+    worst = (0.0, 0.0, 0.0)
+    for frame in (1, 4, 7, 10):
+        scene.frame_set(frame)
+        moved, turned = grip_errors()
+        worst = tuple(max(a, b) for a, b in zip(worst, (right_error(), moved, turned), strict=True))
+    checks.check("Per Frame: both hands reach at every frame (right, left, left's turn)", max(worst) < 1e-3, worst)
 
-# ---- listed the other way round, the left hand is solved before the right hand moves the
-# prop: the chain says so (the panel shows it)
-checks.check("in order, no warning", left.status_message == "", left.status_message)
-body.quat_ik.chains.move(1, 0)
-left = body.quat_ik.chains[0]
-scene.frame_set(5)
-result = bpy.ops.quat_ik.solve(chains="ALL", from_rest=True)
-checks.check(
-    "out of order, the chain says to move it below the other",
-    "move it below 'R2'" in left.status_message and body.quat_ik.chains[1].status_message == "",
-    left.status_message,
-)
+with checks.step("a bake reaches with both hands at every frame"):
+    # ---- Bake: the left hand follows the grip where the baked right hand holds it
+    for chain in (right, left):
+        chain.mode = "MANUAL"
+    bpy.ops.object.mode_set(mode="POSE")
+    result = bpy.ops.quat_ik.bake(chains="ALL", frame_start=1, frame_end=10, destination="NEW_ACTION")
+    checks.check("bake finished", result == {"FINISHED"}, result)
+    worst = (0.0, 0.0, 0.0)
+    for frame in range(1, 11):
+        scene.frame_set(frame)
+        moved, turned = grip_errors()
+        worst = tuple(max(a, b) for a, b in zip(worst, (right_error(), moved, turned), strict=True))
+    checks.check("Bake: both hands reach at every baked frame (right, left, left's turn)", max(worst) < 1e-3, worst)
 
-# ---- a chain sharing a bone with a later one: the later one turns it last, and the
-# earlier chain says so
-body.quat_ik.chains.move(0, 1)  # back in order: right hand, left hand
-bpy.context.view_layer.objects.active = body
-with contextlib.redirect_stdout(io.StringIO()) as printed:
-    add_chain(body, "L2", 2, "Grip", mode="MANUAL")
-checks.check("adding it warns", "it shares bones with 'L2'" in printed.getvalue(), printed.getvalue().strip())
-bpy.ops.quat_ik.solve(chains="ALL", from_rest=True)
-first = body.quat_ik.chains[1]
-checks.check(
-    "a chain sharing bones with a later one says which",
-    "'L1', 'L2' with 'L2.001', solved after it" in first.status_message,
-    [(c.name, c.status_message) for c in body.quat_ik.chains],
-)
+with checks.step("a chain listed before the one that moves its target says so"):
+    # ---- listed the other way round, the left hand is solved before the right hand moves the
+    # prop: the chain says so (the panel shows it)
+    checks.check("in order, no warning", left.status_message == "", left.status_message)
+    body.quat_ik.chains.move(1, 0)
+    left = body.quat_ik.chains[0]
+    scene.frame_set(5)
+    result = bpy.ops.quat_ik.solve(chains="ALL", from_rest=True)
+    checks.check(
+        "out of order, the chain says to move it below the other",
+        "move it below 'R2'" in left.status_message and body.quat_ik.chains[1].status_message == "",
+        left.status_message,
+    )
+
+with checks.step("a chain sharing bones with a later one says which"):
+    # ---- a chain sharing a bone with a later one: the later one turns it last, and the
+    # earlier chain says so
+    body.quat_ik.chains.move(0, 1)  # back in order: right hand, left hand
+    bpy.context.view_layer.objects.active = body
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        add_chain(body, "L2", 2, "Grip", mode="MANUAL")
+    checks.check("adding it warns", "it shares bones with 'L2'" in printed.getvalue(), printed.getvalue().strip())
+    bpy.ops.quat_ik.solve(chains="ALL", from_rest=True)
+    first = body.quat_ik.chains[1]
+    checks.check(
+        "a chain sharing bones with a later one says which",
+        "'L1', 'L2' with 'L2.001', solved after it" in first.status_message,
+        [(c.name, c.status_message) for c in body.quat_ik.chains],
+    )
 
 checks.close()

@@ -18,7 +18,7 @@ from tests.blender.sessions.common import Checks, add_chain, effector_world, emp
 
 workdir = Path(sys.argv[1])
 checks = Checks("a chain whose bones change says so")
-chain_records = submodule("chain_records")
+chain_records = submodule("chains.tip_records")
 reset_scene()
 
 ob = make_rig(
@@ -62,61 +62,67 @@ def delete(name: str):
     return change
 
 
-checks.check("the record holds the bones the chain spans", record().get("bones") == ["B0", "B1", "B2"], record())
+with checks.step("the record holds the bones the chain spans"):
+    checks.check("the record holds the bones the chain spans", record().get("bones") == ["B0", "B1", "B2"], record())
 
 # ---- a middle bone deleted: the chain reaches up to the shoulder now, and says so
-told = edit(delete("B1"))
-checks.check("B1 is gone, B2 hangs from B0", ob.data.bones["B2"].parent.name == "B0", ob.data.bones["B2"].parent)
-expected = "it spans Shoulder > B0 > B2 now, not B0 > B1 > B2 ('B1' deleted); Chain Length 2 keeps its root at 'B0'"
-checks.check(
-    "the report says what the chain spans now, what was deleted and how to keep its root",
-    len(told) == 1 and expected in told[0] and "'B2' of 'Arm'" in told[0],
-    told,
-)
-checks.check("Last Solve says so", expected in chain.status_message, chain.status_message)
-checks.check("the record keeps the notice", expected in record().get("notice", ""), record())
-error = (effector_world(ob, "B2") - target.matrix_world.translation).length
-checks.check("the chain still solves", chain.status_solved and error < 1e-3, (chain.status_message, error))
+with checks.step("a deleted middle bone is reported and the chain still solves"):
+    told = edit(delete("B1"))
+    checks.check("B1 is gone, B2 hangs from B0", ob.data.bones["B2"].parent.name == "B0", ob.data.bones["B2"].parent)
+    expected = "it spans Shoulder > B0 > B2 now, not B0 > B1 > B2 ('B1' deleted); Chain Length 2 keeps its root at 'B0'"
+    checks.check(
+        "the report says what the chain spans now, what was deleted and how to keep its root",
+        len(told) == 1 and expected in told[0] and "'B2' of 'Arm'" in told[0],
+        told,
+    )
+    checks.check("Last Solve says so", expected in chain.status_message, chain.status_message)
+    checks.check("the record keeps the notice", expected in record().get("notice", ""), record())
+    error = (effector_world(ob, "B2") - target.matrix_world.translation).length
+    checks.check("the chain still solves", chain.status_solved and error < 1e-3, (chain.status_message, error))
 
-out = io.StringIO()
-with contextlib.redirect_stdout(out):
-    target.location.x -= 0.2
-    update()
-checks.check("told once: a later solve reports nothing", "Quat IK" not in out.getvalue(), out.getvalue())
-checks.check("... and Last Solve still says so", expected in chain.status_message, chain.status_message)
+with checks.step("told once and kept in last solve"):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        target.location.x -= 0.2
+        update()
+    checks.check("told once: a later solve reports nothing", "Quat IK" not in out.getvalue(), out.getvalue())
+    checks.check("... and Last Solve still says so", expected in chain.status_message, chain.status_message)
 
 # ---- saved and reopened: the notice stays
-blend = workdir / "deleted.blend"
-bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-bpy.ops.wm.open_mainfile(filepath=str(blend))
-ob, target = bpy.data.objects["Arm"], bpy.data.objects["Target"]
-chain = ob.quat_ik.chains[0]
-target.location.x += 0.1
-update()
-checks.check("reopened, Last Solve still says so", expected in chain.status_message, chain.status_message)
+with checks.step("reopened, last solve still says so"):
+    blend = workdir / "deleted.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    ob, target = bpy.data.objects["Arm"], bpy.data.objects["Target"]
+    chain = ob.quat_ik.chains[0]
+    target.location.x += 0.1
+    update()
+    checks.check("reopened, Last Solve still says so", expected in chain.status_message, chain.status_message)
 
 # ---- a setting changed (the length that keeps the root): the notice goes
-chain.chain_length = 2
-update()
-checks.check(
-    "Chain Length 2: the chain spans B0 > B2 and Last Solve says nothing of it",
-    record().get("bones") == ["B0", "B2"] and "spans" not in chain.status_message and "notice" not in record(),
-    (record(), chain.status_message),
-)
+with checks.step("a changed chain length clears the notice"):
+    chain.chain_length = 2
+    update()
+    checks.check(
+        "Chain Length 2: the chain spans B0 > B2 and Last Solve says nothing of it",
+        record().get("bones") == ["B0", "B2"] and "spans" not in chain.status_message and "notice" not in record(),
+        (record(), chain.status_message),
+    )
 
 # ---- renamed bones: the chain spans the same bones, nothing to say
-told = edit(lambda edit_bones: setattr(edit_bones["B0"], "name", "Upper"))
-checks.check(
-    "a renamed middle bone: nothing told, nothing in Last Solve",
-    not told and record().get("bones") == ["Upper", "B2"] and chain.status_message == "",
-    (told, record(), chain.status_message),
-)
-told = edit(lambda edit_bones: setattr(edit_bones["B2"], "name", "Hand"))
-checks.check(
-    "a renamed tip: followed, nothing told",
-    not told and chain.tip_bone == "Hand" and record().get("bones") == ["Upper", "Hand"],
-    (told, chain.tip_bone, record()),
-)
+with checks.step("renamed bones tell nothing"):
+    told = edit(lambda edit_bones: setattr(edit_bones["B0"], "name", "Upper"))
+    checks.check(
+        "a renamed middle bone: nothing told, nothing in Last Solve",
+        not told and record().get("bones") == ["Upper", "B2"] and chain.status_message == "",
+        (told, record(), chain.status_message),
+    )
+    told = edit(lambda edit_bones: setattr(edit_bones["B2"], "name", "Hand"))
+    checks.check(
+        "a renamed tip: followed, nothing told",
+        not told and chain.tip_bone == "Hand" and record().get("bones") == ["Upper", "Hand"],
+        (told, chain.tip_bone, record()),
+    )
 
 
 # ---- a middle bone subdivided: the root moves down the arm, and that is said too
@@ -126,22 +132,24 @@ def subdivide(edit_bones) -> None:
     bpy.ops.armature.subdivide()
 
 
-told = edit(subdivide)
-checks.check(
-    "a subdivided root bone: told, with the length that keeps the root",
-    len(told) == 1 and "it spans Upper.001 > Hand now, not Upper > Hand" in told[0] and "Chain Length 3" in told[0],
-    told,
-)
-checks.check("... and in Last Solve", "Upper.001 > Hand" in chain.status_message, chain.status_message)
+with checks.step("a subdivided root bone is told"):
+    told = edit(subdivide)
+    checks.check(
+        "a subdivided root bone: told, with the length that keeps the root",
+        len(told) == 1 and "it spans Upper.001 > Hand now, not Upper > Hand" in told[0] and "Chain Length 3" in told[0],
+        told,
+    )
+    checks.check("... and in Last Solve", "Upper.001 > Hand" in chain.status_message, chain.status_message)
 
 # ---- a bone deleted outside the chain: nothing to say
-chain.chain_length = 3  # (Upper > Upper.001 > Hand: the notice goes with the setting)
-update()
-told = edit(delete("Shoulder"))
-checks.check(
-    "a bone above the chain deleted: nothing told",
-    not told and chain.status_message == "" and record().get("bones") == ["Upper", "Upper.001", "Hand"],
-    (told, chain.status_message, record()),
-)
+with checks.step("a bone deleted above the chain tells nothing"):
+    chain.chain_length = 3  # (Upper > Upper.001 > Hand: the notice goes with the setting)
+    update()
+    told = edit(delete("Shoulder"))
+    checks.check(
+        "a bone above the chain deleted: nothing told",
+        not told and chain.status_message == "" and record().get("bones") == ["Upper", "Upper.001", "Hand"],
+        (told, chain.status_message, record()),
+    )
 
 checks.close()

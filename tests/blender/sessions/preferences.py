@@ -38,8 +38,8 @@ def drawn_text(cls, context, **attributes) -> str:
 checks = Checks("the Native Kernel preference")
 package = addon().__name__
 library = sys.modules[f"{package}.solver.native.library"]
-preferences_module = submodule("preferences")
-panels = submodule("panels")
+preferences_module = submodule("ui.preferences")
+panels = submodule("ui.panels")
 preferences = bpy.context.preferences.addons[package].preferences
 
 reset_scene()
@@ -59,30 +59,36 @@ def solve_and_read(label: str) -> tuple[str, str, str]:
     return chain.status_solver, last_solve, shown
 
 
-checks.check("the preference is on by default", preferences.native_kernel is True, preferences.native_kernel)
-status = library.load()[1]
-checks.check("with it on, the kernel runs (it loads on this machine)", status.active, status.describe())
+with checks.step("the kernel runs with the preference on by default"):
+    checks.check("the preference is on by default", preferences.native_kernel is True, preferences.native_kernel)
+    status = library.load()[1]
+    checks.check("with it on, the kernel runs (it loads on this machine)", status.active, status.describe())
 
-preferences.native_kernel = False
-status = library.load()[1]
-checks.check("turned off, the solver runs numpy", status.describe() == NUMPY_BY_PREFERENCE, status.describe())
-recorded, last_solve, shown = solve_and_read("off")
-checks.check("... the chain records numpy and why", recorded == NUMPY_BY_PREFERENCE, recorded)
-checks.check("... Last Solve names it", f"Solver: {NUMPY_BY_PREFERENCE}" in last_solve, last_solve)
-checks.check("... the preferences say so", f"Solver: {NUMPY_BY_PREFERENCE}" in shown, shown)
+with checks.step("turned off, numpy runs and each place says so"):
+    preferences.native_kernel = False
+    status = library.load()[1]
+    checks.check("turned off, the solver runs numpy", status.describe() == NUMPY_BY_PREFERENCE, status.describe())
+    recorded, last_solve, shown = solve_and_read("off")
+    checks.check("... the chain records numpy and why", recorded == NUMPY_BY_PREFERENCE, recorded)
+    checks.check("... Last Solve names it", f"Solver: {NUMPY_BY_PREFERENCE}" in last_solve, last_solve)
+    checks.check("... the preferences say so", f"Solver: {NUMPY_BY_PREFERENCE}" in shown, shown)
 
-preferences.native_kernel = True
-status = library.load()[1]
-checks.check("turned on again, the kernel runs", status.active, status.describe())
-recorded, last_solve, shown = solve_and_read("on")
-checks.check("... the chain records the kernel", recorded == "native kernel", recorded)
-checks.check("... Last Solve names it", "Solver: native kernel" in last_solve, last_solve)
-checks.check("... the preferences say which", f"Solver: {status.describe()}" in shown, shown)
+with checks.step("turned on again, the kernel runs and each place says so"):
+    preferences.native_kernel = True
+    status = library.load()[1]
+    checks.check("turned on again, the kernel runs", status.active, status.describe())
+    recorded, last_solve, shown = solve_and_read("on")
+    checks.check("... the chain records the kernel", recorded == "native kernel", recorded)
+    checks.check("... Last Solve names it", "Solver: native kernel" in last_solve, last_solve)
+    checks.check("... the preferences say which", f"Solver: {status.describe()}" in shown, shown)
 
-ob.pose.bones["B1"].lock_rotation[0] = True  # a lock wraps the limit in one the kernel does not know
-recorded, last_solve, _shown = solve_and_read("a locked channel")
-checks.check("... the chain records numpy and why", recorded.startswith("numpy (locked rotation channels"), recorded)
-checks.check("... Last Solve names it", "Solver: numpy (locked rotation channels" in last_solve, last_solve)
+with checks.step("a locked channel runs numpy and says why"):
+    ob.pose.bones["B1"].lock_rotation[0] = True  # a lock wraps the limit in one the kernel does not know
+    recorded, last_solve, _shown = solve_and_read("a locked channel")
+    checks.check(
+        "... the chain records numpy and why", recorded.startswith("numpy (locked rotation channels"), recorded
+    )
+    checks.check("... Last Solve names it", "Solver: numpy (locked rotation channels" in last_solve, last_solve)
 
 if "--save-off" in sys.argv:
     preferences.native_kernel = False

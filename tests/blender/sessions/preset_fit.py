@@ -35,9 +35,9 @@ from tests.blender.sessions.limit_rig import select_bones, spec_dicts_close
 
 checks = Checks("presets fitted to the rig")
 package = addon().__name__
-conversion = submodule("limit_conversion")
-spec_chain = importlib.import_module(f"{package}.solver.spec_chain")
-presets = importlib.import_module(f"{package}.solver.presets")
+conversion = submodule("limits.conversion")
+spec_chain = importlib.import_module(f"{package}.solver.rig.spec_chain")
+presets = importlib.import_module(f"{package}.solver.limits.presets")
 ops = bpy.ops.quat_ik
 BONES = ("upper_arm.L", "forearm.L", "hand.L")
 PRESETS = ("shoulder", "elbow", "wrist")
@@ -93,20 +93,21 @@ def allowed(ob, bone_name: str) -> bool:
     return float(limit.violation(q)[0]) < 1e-4
 
 
-reset_scene()
-hanging = build("Hanging", DOWN, LEFT)  # drawn anatomically, but rolled 90° off
-t_pose = build("TPose", LEFT, DOWN)  # arms out sideways, palms down
-for ob in (hanging, t_pose):
-    for pose_bone in ob.pose.bones:
-        pose_bone.rotation_mode = "QUATERNION"
+with checks.step("the T-pose arm posed in the anatomical position"):
+    reset_scene()
+    hanging = build("Hanging", DOWN, LEFT)  # drawn anatomically, but rolled 90° off
+    t_pose = build("TPose", LEFT, DOWN)  # arms out sideways, palms down
+    for ob in (hanging, t_pose):
+        for pose_bone in ob.pose.bones:
+            pose_bone.rotation_mode = "QUATERNION"
 
-# The T-pose arm posed in the anatomical position: hanging, every bone's +Z to the front.
-anatomical = frame(DOWN, FRONT)
-set_frames(t_pose, dict.fromkeys(BONES, anatomical))
-checks.check(
-    "T-pose arm posed hanging with the palm forward",
-    all(np.allclose(f, anatomical, atol=1e-5) for f in posed_frames(t_pose).values()),
-)
+    # The T-pose arm posed in the anatomical position: hanging, every bone's +Z to the front.
+    anatomical = frame(DOWN, FRONT)
+    set_frames(t_pose, dict.fromkeys(BONES, anatomical))
+    checks.check(
+        "T-pose arm posed hanging with the palm forward",
+        all(np.allclose(f, anatomical, atol=1e-5) for f in posed_frames(t_pose).values()),
+    )
 
 
 def apply_presets(ob, fit: str) -> None:
@@ -160,52 +161,63 @@ def check_some_wrong(ob, fit: str, zero: dict, title: str) -> None:
     checks.check(title, any(got[label] != expected for label, _b, _m, expected in MOTIONS), got)
 
 
-hanging_zero = {name: np.array(hanging.data.bones[name].matrix_local.to_3x3()) for name in BONES}
-t_pose_zero = posed_frames(t_pose)
+with checks.step("as written, the rolled arm gets some motions wrong"):
+    hanging_zero = {name: np.array(hanging.data.bones[name].matrix_local.to_3x3()) for name in BONES}
+    t_pose_zero = posed_frames(t_pose)
 
-check_some_wrong(hanging, "AS_WRITTEN", hanging_zero, "as written, the rolled arm gets some motions wrong")
-apply_presets(hanging, "REST")
-check_motions(hanging, hanging_zero, "rolled arm fitted to its rest pose")
-checks.check("fitted to its rest pose, the rest pose is allowed", all(allowed(hanging, name) for name in BONES))
-pose_mode(hanging, "forearm.L")  # its +Z points away from the body: the thumb's way, palm forward
-ops.apply_limit_preset(preset="forearm_twist", fit="REST")
-twist_hinge = conversion.spec_limit(hanging.pose.bones["forearm.L"].quat_ik)
-checks.check(
-    "a forearm twist fitted palm forward: pronation 80° from thumb-forward is 170° from the rest",
-    np.allclose(twist_hinge.range_deg, (10.0, 170.0), atol=1e-3),
-    twist_hinge.range_deg,
-)
-ops.apply_limit_preset(preset="elbow", fit="REST")
+    check_some_wrong(hanging, "AS_WRITTEN", hanging_zero, "as written, the rolled arm gets some motions wrong")
+with checks.step("the rolled arm fitted to its rest pose"):
+    apply_presets(hanging, "REST")
+    check_motions(hanging, hanging_zero, "rolled arm fitted to its rest pose")
+    checks.check("fitted to its rest pose, the rest pose is allowed", all(allowed(hanging, name) for name in BONES))
+with checks.step("a forearm twist fitted palm forward"):
+    pose_mode(hanging, "forearm.L")  # its +Z points away from the body: the thumb's way, palm forward
+    ops.apply_limit_preset(preset="forearm_twist", fit="REST")
+    twist_hinge = conversion.spec_limit(hanging.pose.bones["forearm.L"].quat_ik)
+    checks.check(
+        "a forearm twist fitted palm forward: pronation 80° from thumb-forward is 170° from the rest",
+        np.allclose(twist_hinge.range_deg, (10.0, 170.0), atol=1e-3),
+        twist_hinge.range_deg,
+    )
+    ops.apply_limit_preset(preset="elbow", fit="REST")
 
-apply_presets(t_pose, "POSE")
-check_motions(t_pose, t_pose_zero, "T-pose arm fitted to its anatomical pose")
-checks.check("the anatomical pose itself is allowed", all(allowed(t_pose, name) for name in BONES))
-shoulder = t_pose.pose.bones["upper_arm.L"].quat_ik
-reference = conversion.spec_limit(shoulder).twist_reference
-checks.check("the fitted shoulder measures its twist through a reference", reference is not None, reference)
-shoulder.use_twist_reference = False
-checks.check("'Fitted Twist' off: twist from the rest pose", conversion.spec_limit(shoulder).twist_reference is None)
-shoulder.use_twist_reference = True
+with checks.step("the T-pose arm fitted to its anatomical pose"):
+    apply_presets(t_pose, "POSE")
+    check_motions(t_pose, t_pose_zero, "T-pose arm fitted to its anatomical pose")
+    checks.check("the anatomical pose itself is allowed", all(allowed(t_pose, name) for name in BONES))
+with checks.step("the fitted shoulder measures its twist through a reference"):
+    shoulder = t_pose.pose.bones["upper_arm.L"].quat_ik
+    reference = conversion.spec_limit(shoulder).twist_reference
+    checks.check("the fitted shoulder measures its twist through a reference", reference is not None, reference)
+    shoulder.use_twist_reference = False
+    checks.check(
+        "'Fitted Twist' off: twist from the rest pose", conversion.spec_limit(shoulder).twist_reference is None
+    )
+    shoulder.use_twist_reference = True
 
-check_some_wrong(t_pose, "REST", t_pose_zero, "the T-pose arm fitted to its rest pose instead gets some motions wrong")
+with checks.step("the T-pose arm fitted to its rest pose gets some motions wrong"):
+    check_some_wrong(
+        t_pose, "REST", t_pose_zero, "the T-pose arm fitted to its rest pose instead gets some motions wrong"
+    )
 
 # ---- a whole limb at once: the same limits as bone by bone
-apply_presets(t_pose, "POSE")
-one_by_one = {name: conversion.spec_limit(t_pose.pose.bones[name].quat_ik).to_dict() for name in BONES}
-for name in BONES:
-    t_pose.pose.bones[name].quat_ik.joint_type = "FREE"
-pose_mode(t_pose, "forearm.L")
-select_bones(t_pose, BONES)
-result = ops.apply_limb_presets(limb="ARM", fit="POSE")
-checks.check(
-    "limb presets: the arm's three bones get what they got one by one",
-    result == {"FINISHED"}
-    and all(
-        spec_dicts_close(conversion.spec_limit(t_pose.pose.bones[n].quat_ik).to_dict(), one_by_one[n], 1e-5)
-        for n in BONES
-    ),
-    result,
-)
+with checks.step("limb presets give what bone by bone presets give"):
+    apply_presets(t_pose, "POSE")
+    one_by_one = {name: conversion.spec_limit(t_pose.pose.bones[name].quat_ik).to_dict() for name in BONES}
+    for name in BONES:
+        t_pose.pose.bones[name].quat_ik.joint_type = "FREE"
+    pose_mode(t_pose, "forearm.L")
+    select_bones(t_pose, BONES)
+    result = ops.apply_limb_presets(limb="ARM", fit="POSE")
+    checks.check(
+        "limb presets: the arm's three bones get what they got one by one",
+        result == {"FINISHED"}
+        and all(
+            spec_dicts_close(conversion.spec_limit(t_pose.pose.bones[n].quat_ik).to_dict(), one_by_one[n], 1e-5)
+            for n in BONES
+        ),
+        result,
+    )
 
 
 def expect_limb_error(label: str, expected: str, **kwargs) -> None:
@@ -218,23 +230,25 @@ def expect_limb_error(label: str, expected: str, **kwargs) -> None:
     checks.check(f"{label}: scene unchanged", not snapshot_difference(before, scene_snapshot()))
 
 
-select_bones(t_pose, BONES[:2])
-expect_limb_error("two bones for an arm", "select the 3 bones of the arm (2 selected)", limb="ARM")
-select_bones(t_pose, (BONES[0], BONES[2]))
-expect_limb_error("a gap in the chain", "'hand.L' is not the child of 'upper_arm.L'", limb="ARM")
-select_bones(t_pose, BONES)
-result = ops.apply_limb_presets(limb="SPINE", fit="AS_WRITTEN")
-checks.check(
-    "spine presets go on any number of bones",
-    result == {"FINISHED"}
-    and all(
-        spec_dicts_close(
-            conversion.spec_limit(t_pose.pose.bones[n].quat_ik).to_dict(),
-            presets.load_preset("spine_segment").to_dict(),
-            1e-4,
-        )
-        for n in BONES
-    ),
-)
+with checks.step("limb presets refuse a wrong selection"):
+    select_bones(t_pose, BONES[:2])
+    expect_limb_error("two bones for an arm", "select the 3 bones of the arm (2 selected)", limb="ARM")
+    select_bones(t_pose, (BONES[0], BONES[2]))
+    expect_limb_error("a gap in the chain", "'hand.L' is not the child of 'upper_arm.L'", limb="ARM")
+with checks.step("spine presets go on any number of bones"):
+    select_bones(t_pose, BONES)
+    result = ops.apply_limb_presets(limb="SPINE", fit="AS_WRITTEN")
+    checks.check(
+        "spine presets go on any number of bones",
+        result == {"FINISHED"}
+        and all(
+            spec_dicts_close(
+                conversion.spec_limit(t_pose.pose.bones[n].quat_ik).to_dict(),
+                presets.load_preset("spine_segment").to_dict(),
+                1e-4,
+            )
+            for n in BONES
+        ),
+    )
 
 checks.close()

@@ -160,11 +160,7 @@ def run_operator(label: str, operator, ob, nan_given: bool, **kwargs) -> None:
     )
 
 
-rng = np.random.default_rng(7)
-names = sorted(FAULTS)
-for case in range(CASES):
-    # Every fault alone first, then random pairs.
-    chosen = [names[case]] if case < len(names) else list(rng.choice(names, size=2, replace=False))
+def run_case(case: int, chosen: list[str]) -> None:
     ob, chain, target, pole, limits = make_case()
     for name in chosen:
         FAULTS[name](ob, chain, target, pole, limits)
@@ -182,5 +178,15 @@ for case in range(CASES):
         chain.status_solved or bool(chain.status_message),
         (chain.status_solved, chain.status_message),
     )
+
+
+rng = np.random.default_rng(7)
+names = sorted(FAULTS)
+with checks.step("every fault alone"):
+    for case in range(len(names)):
+        run_case(case, [names[case]])
+with checks.step("random pairs of faults"):
+    for case in range(len(names), CASES):
+        run_case(case, list(rng.choice(names, size=2, replace=False)))
 
 checks.close()

@@ -38,7 +38,7 @@ from tests.blender.sessions.common import (
 
 checks = Checks("random bakes keep what they do not own")
 compat = submodule("compat")
-rotation_modes = submodule("rotation_modes")
+rotation_modes = submodule("rig.rotation_modes")
 ROTATION_MODES = rotation_modes.ROTATION_MODES
 
 CASES = 40
@@ -134,123 +134,126 @@ def tip_error(ob, target, count: int) -> float:
     return (evaluated.matrix_world @ tip.tail - target.evaluated_get(depsgraph).matrix_world.translation).length
 
 
-reset_scene()
-scene = bpy.context.scene
-for seed in range(CASES):
-    ob, target, count, locked, rng = make_case(seed)
-    start = int(rng.integers(-5, 25))
-    end = start + int(rng.integers(3, 40))
-    step = int(rng.choice((1, 1, 2, 3, 5)))
-    destination = str(rng.choice(DESTINATIONS))
-    interpolation = str(rng.choice(INTERPOLATIONS))
-    simplify = bool(rng.random() < 0.3)
-    cyclic = bool(rng.random() < 0.2)
-    ease_jumps = 12 if rng.random() < 0.2 else 0
-    influence = float(rng.uniform(0.3, 0.9)) if rng.random() < 0.2 else 1.0
-    options = [name for name, on in (("simplify", simplify), ("cyclic", cyclic), ("eased", ease_jumps)) if on]
-    options += [f"influence {influence:.2f}"] if influence < 1.0 else []
-    options += ["locks"] if locked else []
-    label = f"case {seed} ({count} bones, {start}-{end} step {step}, {destination}, {interpolation}"
-    label += "".join(f", {option}" for option in options) + ")"
+with checks.step("random bakes keep what they do not own and reach"):
+    reset_scene()
+    scene = bpy.context.scene
+    for seed in range(CASES):
+        ob, target, count, locked, rng = make_case(seed)
+        start = int(rng.integers(-5, 25))
+        end = start + int(rng.integers(3, 40))
+        step = int(rng.choice((1, 1, 2, 3, 5)))
+        destination = str(rng.choice(DESTINATIONS))
+        interpolation = str(rng.choice(INTERPOLATIONS))
+        simplify = bool(rng.random() < 0.3)
+        cyclic = bool(rng.random() < 0.2)
+        ease_jumps = 12 if rng.random() < 0.2 else 0
+        influence = float(rng.uniform(0.3, 0.9)) if rng.random() < 0.2 else 1.0
+        options = [name for name, on in (("simplify", simplify), ("cyclic", cyclic), ("eased", ease_jumps)) if on]
+        options += [f"influence {influence:.2f}"] if influence < 1.0 else []
+        options += ["locks"] if locked else []
+        label = f"case {seed} ({count} bones, {start}-{end} step {step}, {destination}, {interpolation}"
+        label += "".join(f", {option}" for option in options) + ")"
 
-    add_chain(ob, f"B{count - 1}", count, target.name, mode="MANUAL")
-    ob.quat_ik.chains[0].influence = influence
-    nudged = None
-    if rng.random() < 0.3:  # the target moved without a key, to try a pose: the bake keeps it there
-        target.location = nudged = Vector(target.location) + random_unit(rng) * 0.1
-        label = label[:-1] + ", target nudged)"
-    pose_mode(ob)
-    old_action = ob.animation_data.action if ob.animation_data else None
-    before = keys_of(old_action)
-    tracks_before = len(ob.animation_data.nla_tracks) if ob.animation_data else 0
-    result = bpy.ops.quat_ik.bake(
-        frame_start=start,
-        frame_end=end,
-        step=step,
-        destination=destination,
-        interpolation=interpolation,
-        simplify=simplify,
-        cyclic=cyclic,
-        ease_jumps=ease_jumps,
-    )
-    checks.check(f"{label}: bake finished", result == {"FINISHED"}, result)
-    if nudged is not None:
-        checks.check(f"{label}: the nudged target stays", target.location == nudged, tuple(target.location))
-    owned = rotation_paths(ob, count, locked)
-    if destination == "NLA":
-        new_action = ob.animation_data.nla_tracks[-1].strips[-1].action
-        checks.check(
-            f"{label}: one new NLA track, the active action kept",
-            len(ob.animation_data.nla_tracks) == tracks_before + 1 and ob.animation_data.action == old_action,
+        add_chain(ob, f"B{count - 1}", count, target.name, mode="MANUAL")
+        ob.quat_ik.chains[0].influence = influence
+        nudged = None
+        if rng.random() < 0.3:  # the target moved without a key, to try a pose: the bake keeps it there
+            target.location = nudged = Vector(target.location) + random_unit(rng) * 0.1
+            label = label[:-1] + ", target nudged)"
+        pose_mode(ob)
+        old_action = ob.animation_data.action if ob.animation_data else None
+        before = keys_of(old_action)
+        tracks_before = len(ob.animation_data.nla_tracks) if ob.animation_data else 0
+        result = bpy.ops.quat_ik.bake(
+            frame_start=start,
+            frame_end=end,
+            step=step,
+            destination=destination,
+            interpolation=interpolation,
+            simplify=simplify,
+            cyclic=cyclic,
+            ease_jumps=ease_jumps,
         )
-    else:
-        new_action = ob.animation_data.action
-    after_old = keys_of(old_action)
-    after_new = keys_of(new_action)
+        checks.check(f"{label}: bake finished", result == {"FINISHED"}, result)
+        if nudged is not None:
+            checks.check(f"{label}: the nudged target stays", target.location == nudged, tuple(target.location))
+        owned = rotation_paths(ob, count, locked)
+        if destination == "NLA":
+            new_action = ob.animation_data.nla_tracks[-1].strips[-1].action
+            checks.check(
+                f"{label}: one new NLA track, the active action kept",
+                len(ob.animation_data.nla_tracks) == tracks_before + 1 and ob.animation_data.action == old_action,
+            )
+        else:
+            new_action = ob.animation_data.action
+        after_old = keys_of(old_action)
+        after_new = keys_of(new_action)
 
-    # What the bake does not own keeps every key: other channels, and outside the range.
-    if destination == "ACTIVE_ACTION" and old_action is not None:
-        changed = []
-        for channel, keys in before.items():
-            kept = keys if channel not in owned else [k for k in keys if not start <= k[0] <= end]
-            now = after_old.get(channel, [])
-            now_kept = now if channel not in owned else [k for k in now if not start <= k[0] <= end]
-            if now_kept != kept:
-                changed.append(f"{channel}: {kept} -> {now_kept}")
-        checks.check(f"{label}: keys outside the range and on other channels kept", not changed, "; ".join(changed))
-    else:
-        checks.check(f"{label}: the old action untouched", after_old == before)
+        # What the bake does not own keeps every key: other channels, and outside the range.
+        if destination == "ACTIVE_ACTION" and old_action is not None:
+            changed = []
+            for channel, keys in before.items():
+                kept = keys if channel not in owned else [k for k in keys if not start <= k[0] <= end]
+                now = after_old.get(channel, [])
+                now_kept = now if channel not in owned else [k for k in now if not start <= k[0] <= end]
+                if now_kept != kept:
+                    changed.append(f"{channel}: {kept} -> {now_kept}")
+            checks.check(f"{label}: keys outside the range and on other channels kept", not changed, "; ".join(changed))
+        else:
+            checks.check(f"{label}: the old action untouched", after_old == before)
 
-    # The baked channels: keys in the range only (new actions), on the step's frames and the last.
-    steps = set(range(start, end + 1, step)) | {end}
-    baked = {channel: keys for channel, keys in after_new.items() if channel in owned}
-    checks.check(f"{label}: every rotation channel of the chain keyed", set(baked) == owned, sorted(set(baked) ^ owned))
-    in_range = [k for keys in baked.values() for k in keys if start <= k[0] <= end]
-    checks.check(
-        f"{label}: keys in the range on the step's frames (and its last) only",
-        all(k[0] in steps for k in in_range) and (simplify or {k[0] for k in in_range} == steps),
-        sorted({k[0] for k in in_range} ^ steps)[:6],
-    )
-    checks.check(f"{label}: new keys finite", all(math.isfinite(k[1]) for k in in_range))
-    checks.check(
-        f"{label}: new keys take the chosen interpolation",
-        all(k[2] == interpolation for k in in_range if k[0] != end),
-    )
-    if destination != "ACTIVE_ACTION" or old_action is None:
-        outside = [k for keys in after_new.values() for k in keys if not start <= k[0] <= end]
-        checks.check(f"{label}: the new action holds keys in the range only", not outside, outside[:4])
-    else:
-        # Euler angles go on from the key before the range, without whole turns between.
-        turns = []
-        for (path, index), keys in after_new.items():
-            if (path, index) not in owned or not path.endswith("rotation_euler"):
-                continue
-            before_range = [k for k in keys if k[0] < start]
-            first = [k for k in keys if start <= k[0] <= end][:1]
-            if before_range and first and abs(first[0][1] - before_range[-1][1]) > math.pi + 1e-4:
-                turns.append(f"{path}[{index}]: {before_range[-1][1]:.3f} -> {first[0][1]:.3f}")
-        checks.check(f"{label}: Euler keys go on from the key before the range", not turns, "; ".join(turns))
-    held = [
-        f"B{i}: {ob.pose.bones[f'B{i}'].rotation_euler[axis]!r}"
-        for i, axis in locked.items()
-        if ob.pose.bones[f"B{i}"].rotation_euler[axis] != 0.0
-    ]
-    checks.check(f"{label}: locked angles hold", not held, "; ".join(held))
+        # The baked channels: keys in the range only (new actions), on the step's frames and the last.
+        steps = set(range(start, end + 1, step)) | {end}
+        baked = {channel: keys for channel, keys in after_new.items() if channel in owned}
+        checks.check(
+            f"{label}: every rotation channel of the chain keyed", set(baked) == owned, sorted(set(baked) ^ owned)
+        )
+        in_range = [k for keys in baked.values() for k in keys if start <= k[0] <= end]
+        checks.check(
+            f"{label}: keys in the range on the step's frames (and its last) only",
+            all(k[0] in steps for k in in_range) and (simplify or {k[0] for k in in_range} == steps),
+            sorted({k[0] for k in in_range} ^ steps)[:6],
+        )
+        checks.check(f"{label}: new keys finite", all(math.isfinite(k[1]) for k in in_range))
+        checks.check(
+            f"{label}: new keys take the chosen interpolation",
+            all(k[2] == interpolation for k in in_range if k[0] != end),
+        )
+        if destination != "ACTIVE_ACTION" or old_action is None:
+            outside = [k for keys in after_new.values() for k in keys if not start <= k[0] <= end]
+            checks.check(f"{label}: the new action holds keys in the range only", not outside, outside[:4])
+        else:
+            # Euler angles go on from the key before the range, without whole turns between.
+            turns = []
+            for (path, index), keys in after_new.items():
+                if (path, index) not in owned or not path.endswith("rotation_euler"):
+                    continue
+                before_range = [k for k in keys if k[0] < start]
+                first = [k for k in keys if start <= k[0] <= end][:1]
+                if before_range and first and abs(first[0][1] - before_range[-1][1]) > math.pi + 1e-4:
+                    turns.append(f"{path}[{index}]: {before_range[-1][1]:.3f} -> {first[0][1]:.3f}")
+            checks.check(f"{label}: Euler keys go on from the key before the range", not turns, "; ".join(turns))
+        held = [
+            f"B{i}: {ob.pose.bones[f'B{i}'].rotation_euler[axis]!r}"
+            for i, axis in locked.items()
+            if ob.pose.bones[f"B{i}"].rotation_euler[axis] != 0.0
+        ]
+        checks.check(f"{label}: locked angles hold", not held, "; ".join(held))
 
-    # Played back, the range reaches the target (NLA: the strip plays under the active action,
-    # so the active action is set aside for this).
-    if destination == "NLA":
-        ob.animation_data.action = None
-    errors = []
-    for frame in sorted(steps):
-        scene.frame_set(frame)
-        errors.append(tip_error(ob, target, count))
-    limit = 1e-3 if not simplify else 1e-3 + 2e-3 * count * sum(b.length for b in ob.data.bones)
-    if influence == 1.0 and not ease_jumps:  # else the pose is meant to miss on the way
-        checks.check(f"{label}: played back, the keyed frames reach", max(errors) < limit, f"{max(errors):.2e}")
-    checks.check(f"{label}: played back, finite", all(math.isfinite(e) for e in errors))
-    bpy.ops.object.mode_set(mode="OBJECT")
-    ob.hide_set(True)
-    target.hide_set(True)
+        # Played back, the range reaches the target (NLA: the strip plays under the active action,
+        # so the active action is set aside for this).
+        if destination == "NLA":
+            ob.animation_data.action = None
+        errors = []
+        for frame in sorted(steps):
+            scene.frame_set(frame)
+            errors.append(tip_error(ob, target, count))
+        limit = 1e-3 if not simplify else 1e-3 + 2e-3 * count * sum(b.length for b in ob.data.bones)
+        if influence == 1.0 and not ease_jumps:  # else the pose is meant to miss on the way
+            checks.check(f"{label}: played back, the keyed frames reach", max(errors) < limit, f"{max(errors):.2e}")
+        checks.check(f"{label}: played back, finite", all(math.isfinite(e) for e in errors))
+        bpy.ops.object.mode_set(mode="OBJECT")
+        ob.hide_set(True)
+        target.hide_set(True)
 
 checks.close()

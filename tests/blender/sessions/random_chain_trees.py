@@ -34,8 +34,8 @@ from tests.blender.sessions.common import (
 )
 
 checks = Checks("random chain trees: every chain reaches in one update")
-runtime = submodule("runtime")
-ROTATION_MODES = submodule("rotation_modes").ROTATION_MODES
+runtime = submodule("runtime.state").session
+ROTATION_MODES = submodule("rig.rotation_modes").ROTATION_MODES
 CASES = 16
 
 
@@ -96,64 +96,65 @@ def check_reached(label: str, ob, chains, targets) -> None:
     checks.check(f"{label}: every chain on its target", not misses, "; ".join(misses))
 
 
-reset_scene()
-scene = bpy.context.scene
-for seed in range(CASES):
-    ob, chains, rng = build(seed)
-    label = f"case {seed} (spine of {chains[0][1]}, {len(chains) - 1} arm(s))"
-    # A pose every chain can reach: each bone turned at random, the tips where it puts them.
-    for pose_bone in ob.pose.bones:
-        if pose_bone.name != "Hips":
-            set_rotation(pose_bone, Quaternion(random_unit(rng), rng.uniform(-1.2, 1.2)))
-    targets = []
-    for tip, _length, _orienting in chains:
-        matrix, tail = tip_matrix(ob, tip)
-        target = empty(f"T{seed}_{tip}", tail)
-        target.rotation_mode = "QUATERNION"
-        target.rotation_quaternion = matrix.to_quaternion()
-        targets.append(target)
-    for pose_bone in ob.pose.bones:
-        set_rotation(pose_bone, Quaternion())
-    for (tip, length, orienting), target in zip(chains, targets, strict=True):
-        add_chain(ob, tip, length, target.name, mode="MANUAL")
-        if orienting:
-            ob.quat_ik.chains[-1].orientation_mode = "MATCH_TARGET"
-            ob.quat_ik.chains[-1].orientation_weight = 1.0
-    pose_mode(ob)
+with checks.step("every chain of a random tree reaches in one update"):
+    reset_scene()
+    scene = bpy.context.scene
+    for seed in range(CASES):
+        ob, chains, rng = build(seed)
+        label = f"case {seed} (spine of {chains[0][1]}, {len(chains) - 1} arm(s))"
+        # A pose every chain can reach: each bone turned at random, the tips where it puts them.
+        for pose_bone in ob.pose.bones:
+            if pose_bone.name != "Hips":
+                set_rotation(pose_bone, Quaternion(random_unit(rng), rng.uniform(-1.2, 1.2)))
+        targets = []
+        for tip, _length, _orienting in chains:
+            matrix, tail = tip_matrix(ob, tip)
+            target = empty(f"T{seed}_{tip}", tail)
+            target.rotation_mode = "QUATERNION"
+            target.rotation_quaternion = matrix.to_quaternion()
+            targets.append(target)
+        for pose_bone in ob.pose.bones:
+            set_rotation(pose_bone, Quaternion())
+        for (tip, length, orienting), target in zip(chains, targets, strict=True):
+            add_chain(ob, tip, length, target.name, mode="MANUAL")
+            if orienting:
+                ob.quat_ik.chains[-1].orientation_mode = "MATCH_TARGET"
+                ob.quat_ik.chains[-1].orientation_weight = 1.0
+        pose_mode(ob)
 
-    # Live: one update after an edit solves the spine, then the arms from its new pose.
-    for chain in ob.quat_ik.chains:
-        chain.mode = "LIVE"
-    runtime.stats.clear()
-    for target in targets:
-        target.location = target.location  # an edit to every target, as a drag would make
-    bpy.context.view_layer.update()
-    check_reached(f"{label}, Live", ob, chains, targets)
-    # Updates with no edit settle: the chains below a solved one read their new parent pose on
-    # the next update (solved once more, from where they are), then nothing is solved.
-    solved = []
-    for _ in range(3):
+        # Live: one update after an edit solves the spine, then the arms from its new pose.
+        for chain in ob.quat_ik.chains:
+            chain.mode = "LIVE"
         runtime.stats.clear()
-        ob.update_tag()
+        for target in targets:
+            target.location = target.location  # an edit to every target, as a drag would make
         bpy.context.view_layer.update()
-        solved.append(runtime.stats["chains_solved"])
-    checks.check(
-        f"{label}, Live: updates with no edit settle", solved[1:] == [0, 0] and solved[0] < len(chains), solved
-    )
-    check_reached(f"{label}, Live, settled", ob, chains, targets)
+        check_reached(f"{label}, Live", ob, chains, targets)
+        # Updates with no edit settle: the chains below a solved one read their new parent pose on
+        # the next update (solved once more, from where they are), then nothing is solved.
+        solved = []
+        for _ in range(3):
+            runtime.stats.clear()
+            ob.update_tag()
+            bpy.context.view_layer.update()
+            solved.append(runtime.stats["chains_solved"])
+        checks.check(
+            f"{label}, Live: updates with no edit settle", solved[1:] == [0, 0] and solved[0] < len(chains), solved
+        )
+        check_reached(f"{label}, Live, settled", ob, chains, targets)
 
-    # Per Frame: from rest again, one frame change solves them all.
-    for pose_bone in ob.pose.bones:
-        set_rotation(pose_bone, Quaternion())
-    for chain in ob.quat_ik.chains:
-        chain.mode = "PER_FRAME"
-    scene.frame_set(scene.frame_current)
-    check_reached(f"{label}, Per Frame", ob, chains, targets)
-    for chain in ob.quat_ik.chains:
-        chain.mode = "MANUAL"
-    bpy.ops.object.mode_set(mode="OBJECT")
-    ob.hide_set(True)
-    for target in targets:
-        target.hide_set(True)
+        # Per Frame: from rest again, one frame change solves them all.
+        for pose_bone in ob.pose.bones:
+            set_rotation(pose_bone, Quaternion())
+        for chain in ob.quat_ik.chains:
+            chain.mode = "PER_FRAME"
+        scene.frame_set(scene.frame_current)
+        check_reached(f"{label}, Per Frame", ob, chains, targets)
+        for chain in ob.quat_ik.chains:
+            chain.mode = "MANUAL"
+        bpy.ops.object.mode_set(mode="OBJECT")
+        ob.hide_set(True)
+        for target in targets:
+            target.hide_set(True)
 
 checks.close()

@@ -59,67 +59,68 @@ def bone_directions(rig, count: int) -> list[Vector]:
     return [(posed.matrix_world.to_3x3() @ posed.pose.bones[f"B{i}"].vector).normalized() for i in range(count)]
 
 
-for seed in range(CASES):
-    rng = np.random.default_rng(500 + seed)
-    reset_scene()
-    count = 2 if seed % 2 == 0 else 3
-    # Bones mostly up +Z, each bent a little, so the chain has a bend for the pole to turn.
-    head, bones = Vector((0.0, 0.0, 0.0)), []
-    for _ in range(count):
-        tail = head + (Vector((0.0, 0.0, 1.0)) + random_unit(rng) * 0.3).normalized() * rng.uniform(0.8, 1.2)
-        bones.append((tuple(head), tuple(tail)))
-        head = tail
-    rig = make_rig("Rig", bones, rolls=[float(r) for r in rng.uniform(-math.pi, math.pi, size=count)])
-    length = sum((Vector(t) - Vector(h)).length for h, t in bones)
-    target = empty("Target", tuple(random_unit(rng) * length * rng.uniform(0.5, 0.85)))
-    # The pole well off the root-to-target line.
-    line = target.location.normalized()
-    side = random_unit(rng)
-    side = (side - line * side.dot(line)).normalized()
-    pole = empty("Pole", tuple(target.location * 0.5 + side * length))
-    constraint = rig.pose.bones[f"B{count - 1}"].constraints.new("IK")
-    constraint.target, constraint.chain_count, constraint.pole_target = target, count, pole
-    constraint.pole_angle = float(rng.uniform(-math.pi, math.pi))
-    label = f"case {seed} ({count} bones, pole angle {math.degrees(constraint.pole_angle):.0f}°)"
+with checks.step("random IK constraints convert to the same reach and pole facing"):
+    for seed in range(CASES):
+        rng = np.random.default_rng(500 + seed)
+        reset_scene()
+        count = 2 if seed % 2 == 0 else 3
+        # Bones mostly up +Z, each bent a little, so the chain has a bend for the pole to turn.
+        head, bones = Vector((0.0, 0.0, 0.0)), []
+        for _ in range(count):
+            tail = head + (Vector((0.0, 0.0, 1.0)) + random_unit(rng) * 0.3).normalized() * rng.uniform(0.8, 1.2)
+            bones.append((tuple(head), tuple(tail)))
+            head = tail
+        rig = make_rig("Rig", bones, rolls=[float(r) for r in rng.uniform(-math.pi, math.pi, size=count)])
+        length = sum((Vector(t) - Vector(h)).length for h, t in bones)
+        target = empty("Target", tuple(random_unit(rng) * length * rng.uniform(0.5, 0.85)))
+        # The pole well off the root-to-target line.
+        line = target.location.normalized()
+        side = random_unit(rng)
+        side = (side - line * side.dot(line)).normalized()
+        pole = empty("Pole", tuple(target.location * 0.5 + side * length))
+        constraint = rig.pose.bones[f"B{count - 1}"].constraints.new("IK")
+        constraint.target, constraint.chain_count, constraint.pole_target = target, count, pole
+        constraint.pole_angle = float(rng.uniform(-math.pi, math.pi))
+        label = f"case {seed} ({count} bones, pole angle {math.degrees(constraint.pole_angle):.0f}°)"
 
-    blender_reach = (effector_world(rig, f"B{count - 1}") - target.location).length
-    blender_facing = facing_angle(rig, target, pole, constraint.pole_angle)
-    blender_directions = bone_directions(rig, count)
+        blender_reach = (effector_world(rig, f"B{count - 1}") - target.location).length
+        blender_facing = facing_angle(rig, target, pole, constraint.pole_angle)
+        blender_directions = bone_directions(rig, count)
 
-    pose_mode(rig, f"B{count - 1}")
-    result = bpy.ops.quat_ik.from_ik_constraint()
-    checks.check(f"{label}: converted", result == {"FINISHED"} and constraint.mute, result)
-    bpy.ops.quat_ik.solve()
-    reach = (effector_world(rig, f"B{count - 1}") - target.location).length
-    checks.check(
-        f"{label}: reaches as Blender's IK does",
-        reach < max(1e-3, 2.0 * blender_reach),
-        f"{reach:.2e} / {blender_reach:.2e}",
-    )
-    facing = facing_angle(rig, target, pole, constraint.pole_angle)
-    checks.check(
-        f"{label}: faces the pole at its angle, as Blender's IK defines it",
-        abs(facing) < 0.5,
-        f"{facing:.2f}° (Blender's IK: {blender_facing:.2f}°)",
-    )
-    if count == 2:
-        # Turned toward the goal and the pole before solving, as Blender's IK turns it, the arm
-        # bends as Blender's does; what is left is how far Blender's own solve drifts off its
-        # pole after that turn (0-25° here; ours stays on it).
-        off = max(
-            math.degrees(a.angle(b)) for a, b in zip(bone_directions(rig, count), blender_directions, strict=True)
-        )
+        pose_mode(rig, f"B{count - 1}")
+        result = bpy.ops.quat_ik.from_ik_constraint()
+        checks.check(f"{label}: converted", result == {"FINISHED"} and constraint.mute, result)
+        bpy.ops.quat_ik.solve()
+        reach = (effector_world(rig, f"B{count - 1}") - target.location).length
         checks.check(
-            f"{label}: every bone points as in Blender's pose, but for Blender's drift off its pole",
-            off < abs(blender_facing) + 1.0,
-            f"{off:.2f}° (drift {blender_facing:.2f}°)",
+            f"{label}: reaches as Blender's IK does",
+            reach < max(1e-3, 2.0 * blender_reach),
+            f"{reach:.2e} / {blender_reach:.2e}",
         )
-    # A bake's first frame bends as the frame solved on its own.
-    solved = bone_directions(rig, count)
-    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 3
-    bpy.ops.quat_ik.bake(frame_start=1, frame_end=3, destination="NEW_ACTION")
-    bpy.context.scene.frame_set(1)
-    off = max(math.degrees(a.angle(b)) for a, b in zip(bone_directions(rig, count), solved, strict=True))
-    checks.check(f"{label}: a bake's first frame bends as the frame solved alone", off < 1.0, f"{off:.3f}°")
+        facing = facing_angle(rig, target, pole, constraint.pole_angle)
+        checks.check(
+            f"{label}: faces the pole at its angle, as Blender's IK defines it",
+            abs(facing) < 0.5,
+            f"{facing:.2f}° (Blender's IK: {blender_facing:.2f}°)",
+        )
+        if count == 2:
+            # Turned toward the goal and the pole before solving, as Blender's IK turns it, the arm
+            # bends as Blender's does; what is left is how far Blender's own solve drifts off its
+            # pole after that turn (0-25° here; ours stays on it).
+            off = max(
+                math.degrees(a.angle(b)) for a, b in zip(bone_directions(rig, count), blender_directions, strict=True)
+            )
+            checks.check(
+                f"{label}: every bone points as in Blender's pose, but for Blender's drift off its pole",
+                off < abs(blender_facing) + 1.0,
+                f"{off:.2f}° (drift {blender_facing:.2f}°)",
+            )
+        # A bake's first frame bends as the frame solved on its own.
+        solved = bone_directions(rig, count)
+        bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 3
+        bpy.ops.quat_ik.bake(frame_start=1, frame_end=3, destination="NEW_ACTION")
+        bpy.context.scene.frame_set(1)
+        off = max(math.degrees(a.angle(b)) for a, b in zip(bone_directions(rig, count), solved, strict=True))
+        checks.check(f"{label}: a bake's first frame bends as the frame solved alone", off < 1.0, f"{off:.3f}°")
 
 checks.close()

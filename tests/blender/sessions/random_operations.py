@@ -37,7 +37,7 @@ from tests.blender.sessions.common import (
 
 workdir = Path(sys.argv[1])
 checks = Checks("random operations: clear failures, finite poses, files that reopen as saved")
-runtime = submodule("runtime")
+runtime = submodule("runtime.state").session
 STEPS = 300
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 11
 rng = np.random.default_rng(SEED)
@@ -289,69 +289,70 @@ def saved_snapshot() -> dict:
     return snapshot
 
 
-ob = make_character()
-for step in range(1, STEPS + 1):
-    ob = bpy.data.objects.get("Character") or ob
-    kind = str(rng.choice(KIND_NAMES, p=KIND_WEIGHTS))
-    label = f"step {step}"
-    if kind == "operator":
-        name = "add_chain" if not ob.quat_ik.chains else str(rng.choice(OPERATORS, p=OPERATOR_WEIGHTS))
-        arguments = operator_arguments(name)
-        label += f": {name}({', '.join(f'{k}={v!r}' for k, v in sorted(arguments.items()))})"
-        pose_mode(ob)
-        settle(label)
-        before = scene_snapshot()
-        try:
-            getattr(bpy.ops.quat_ik, name)(**arguments)
-            checks.check(f"{label}: every channel finite", channels_finite(*armatures()))
-        except RuntimeError as error:
-            message = str(error).strip()
-            difference = snapshot_difference(before, scene_snapshot())
-            checks.check(f"{label}: failed with a message", bool(message), message)
-            checks.check(f"{label}: failed with nothing changed", not difference, difference)
-    elif kind == "settings" and ob.quat_ik.chains:
-        chain = ob.quat_ik.chains[int(rng.integers(len(ob.quat_ik.chains)))]
-        label += f": chain '{chain.name}' settings ({set_random_settings(chain)})"
-    elif kind == "limits" and ob.data.bones.active is not None:
-        limits = ob.pose.bones[ob.data.bones.active.name].quat_ik
-        label += f": limits of '{ob.data.bones.active.name}' ({set_random_settings(limits)})"
-        if limits.windows and rng.random() < 0.5:
-            window = limits.windows[int(rng.integers(len(limits.windows)))]
-            label += f", a window ({set_random_settings(window)})"
-    elif kind == "active bone":
-        ob.data.bones.active = chain_bone(ob) if rng.random() < 0.6 else ob.data.bones[int(rng.integers(13))]
-        label += f": active bone '{ob.data.bones.active.name}'"
-    elif kind == "rotation mode":
-        pose_bone = ob.pose.bones[int(rng.integers(len(ob.pose.bones)))]
-        pose_bone.rotation_mode = str(rng.choice(["QUATERNION", "XYZ", "ZXY", "YZX", "AXIS_ANGLE"]))
-        label += f": '{pose_bone.name}' in {pose_bone.rotation_mode}"
-    elif kind == "rename":
-        bone = ob.data.bones[int(rng.integers(len(ob.data.bones)))]
-        old = bone.name
-        bone.name = f"{old.split('.')[0]}_{step}" + (old[old.index(".") :] if "." in old else "")
-        label += f": bone '{old}' renamed '{bone.name}'"
-    elif kind == "delete":
-        candidates = [o for o in bpy.context.scene.objects if o.type == "EMPTY"]
-        if candidates:
-            victim = candidates[int(rng.integers(len(candidates)))]
-            label += f": object '{victim.name}' deleted"
-            bpy.data.objects.remove(victim)
-        empty(f"Spare{step}", tuple(rng.normal(size=3)))  # something new to reach for
-    bpy.context.view_layer.update()
-    print(label, flush=True)
-    checks.check(f"{label}: every channel finite afterwards", channels_finite(*armatures()))
-    if step % 10 == 0:
-        chains_solve_or_say_why(step)
-    if step % 25 == 0:
-        if ob.mode != "OBJECT":
-            bpy.ops.object.mode_set(mode="OBJECT")
-        saved = saved_snapshot()
-        path = workdir / f"random_operations_{step}.blend"
-        bpy.ops.wm.save_as_mainfile(filepath=str(path))
-        bpy.ops.wm.open_mainfile(filepath=str(path))
-        difference = snapshot_difference(saved, saved_snapshot())
-        checks.check(f"step {step}: the file reopens as it was saved", not difference, difference)
-        ob = bpy.data.objects["Character"]
-        pose_mode(ob)
+with checks.step("random operations fail clearly, stay finite and reopen as saved"):
+    ob = make_character()
+    for step in range(1, STEPS + 1):
+        ob = bpy.data.objects.get("Character") or ob
+        kind = str(rng.choice(KIND_NAMES, p=KIND_WEIGHTS))
+        label = f"step {step}"
+        if kind == "operator":
+            name = "add_chain" if not ob.quat_ik.chains else str(rng.choice(OPERATORS, p=OPERATOR_WEIGHTS))
+            arguments = operator_arguments(name)
+            label += f": {name}({', '.join(f'{k}={v!r}' for k, v in sorted(arguments.items()))})"
+            pose_mode(ob)
+            settle(label)
+            before = scene_snapshot()
+            try:
+                getattr(bpy.ops.quat_ik, name)(**arguments)
+                checks.check(f"{label}: every channel finite", channels_finite(*armatures()))
+            except RuntimeError as error:
+                message = str(error).strip()
+                difference = snapshot_difference(before, scene_snapshot())
+                checks.check(f"{label}: failed with a message", bool(message), message)
+                checks.check(f"{label}: failed with nothing changed", not difference, difference)
+        elif kind == "settings" and ob.quat_ik.chains:
+            chain = ob.quat_ik.chains[int(rng.integers(len(ob.quat_ik.chains)))]
+            label += f": chain '{chain.name}' settings ({set_random_settings(chain)})"
+        elif kind == "limits" and ob.data.bones.active is not None:
+            limits = ob.pose.bones[ob.data.bones.active.name].quat_ik
+            label += f": limits of '{ob.data.bones.active.name}' ({set_random_settings(limits)})"
+            if limits.windows and rng.random() < 0.5:
+                window = limits.windows[int(rng.integers(len(limits.windows)))]
+                label += f", a window ({set_random_settings(window)})"
+        elif kind == "active bone":
+            ob.data.bones.active = chain_bone(ob) if rng.random() < 0.6 else ob.data.bones[int(rng.integers(13))]
+            label += f": active bone '{ob.data.bones.active.name}'"
+        elif kind == "rotation mode":
+            pose_bone = ob.pose.bones[int(rng.integers(len(ob.pose.bones)))]
+            pose_bone.rotation_mode = str(rng.choice(["QUATERNION", "XYZ", "ZXY", "YZX", "AXIS_ANGLE"]))
+            label += f": '{pose_bone.name}' in {pose_bone.rotation_mode}"
+        elif kind == "rename":
+            bone = ob.data.bones[int(rng.integers(len(ob.data.bones)))]
+            old = bone.name
+            bone.name = f"{old.split('.')[0]}_{step}" + (old[old.index(".") :] if "." in old else "")
+            label += f": bone '{old}' renamed '{bone.name}'"
+        elif kind == "delete":
+            candidates = [o for o in bpy.context.scene.objects if o.type == "EMPTY"]
+            if candidates:
+                victim = candidates[int(rng.integers(len(candidates)))]
+                label += f": object '{victim.name}' deleted"
+                bpy.data.objects.remove(victim)
+            empty(f"Spare{step}", tuple(rng.normal(size=3)))  # something new to reach for
+        bpy.context.view_layer.update()
+        print(label, flush=True)
+        checks.check(f"{label}: every channel finite afterwards", channels_finite(*armatures()))
+        if step % 10 == 0:
+            chains_solve_or_say_why(step)
+        if step % 25 == 0:
+            if ob.mode != "OBJECT":
+                bpy.ops.object.mode_set(mode="OBJECT")
+            saved = saved_snapshot()
+            path = workdir / f"random_operations_{step}.blend"
+            bpy.ops.wm.save_as_mainfile(filepath=str(path))
+            bpy.ops.wm.open_mainfile(filepath=str(path))
+            difference = snapshot_difference(saved, saved_snapshot())
+            checks.check(f"step {step}: the file reopens as it was saved", not difference, difference)
+            ob = bpy.data.objects["Character"]
+            pose_mode(ob)
 
 checks.close()

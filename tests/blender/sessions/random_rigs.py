@@ -43,7 +43,7 @@ from tests.blender.sessions.common import (
 )
 
 checks = Checks("random rigs: limits, reach and reported error read back from Blender")
-ROTATION_MODES = submodule("rotation_modes").ROTATION_MODES
+ROTATION_MODES = submodule("rig.rotation_modes").ROTATION_MODES
 
 RIGS = 40
 ANGLE_TOLERANCE = 1e-5  # radians: rotations are stored as float32 channels (~1e-7 rad)
@@ -315,203 +315,211 @@ def check_reported_error(label: str, ob, chain, count: int, target: Vector, pare
 
 # ---------------------------------------------------------------- the rigs
 
-reset_scene()
-scene = bpy.context.scene
-reached = one_frame_alike = 0
-for seed in range(RIGS):
-    ob, count, limits, locks, rng = make_random_rig(seed)
-    parented = ob.data.bones["B0"].parent is not None
-    # The tip also matches the target's rotation on every third rig whose scale keeps angles.
-    orienting = seed % 3 == 0 and min(ob.scale) > 0.0 and max(ob.scale) - min(ob.scale) < 1e-6
-    label = f"rig {seed} ({count} bones, {', '.join(limit['kind'].lower() for limit in limits)})"
-    label += ", locks" if any(axis is not None for axis in locks) else ""
-    label += ", orientation" if orienting else ""
-    pose_mode(ob)
+with checks.step("random rigs keep limits, reach and report their error"):
+    reset_scene()
+    scene = bpy.context.scene
+    reached = one_frame_alike = 0
+    for seed in range(RIGS):
+        ob, count, limits, locks, rng = make_random_rig(seed)
+        parented = ob.data.bones["B0"].parent is not None
+        # The tip also matches the target's rotation on every third rig whose scale keeps angles.
+        orienting = seed % 3 == 0 and min(ob.scale) > 0.0 and max(ob.scale) - min(ob.scale) < 1e-6
+        label = f"rig {seed} ({count} bones, {', '.join(limit['kind'].lower() for limit in limits)})"
+        label += ", locks" if any(axis is not None for axis in locks) else ""
+        label += ", orientation" if orienting else ""
+        pose_mode(ob)
 
-    # A target where a pose inside the limits (and the locks) puts the tip.
-    for i, limit in enumerate(limits):
-        set_rotation(ob.pose.bones[f"B{i}"], inside_pose(rng, limit))
-        if locks[i] is not None:
-            ob.pose.bones[f"B{i}"].rotation_euler[locks[i]] = 0.0
-    reachable = tip_world(ob, count)
-    target = empty(f"Target{seed}", reachable)
-    evaluated = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    tip_matrix = evaluated.matrix_world @ evaluated.pose.bones[f"B{count - 1}"].matrix  # a copy: the pose moves on
-    target.rotation_mode = "QUATERNION"
-    target.rotation_quaternion = tip_matrix.to_quaternion()
-    for i in range(count):
-        set_rotation(ob.pose.bones[f"B{i}"], Quaternion())
-    outside = {name: ob.pose.bones[name].matrix_basis.copy() for name in ("Hips", "Child")}
-    add_chain(ob, f"B{count - 1}", count, target.name, mode="MANUAL")
-    chain = ob.quat_ik.chains[0]
-    if rng.random() < 0.3:  # the effector off the tip's tail, where the target already is
-        offset = Vector(rng.normal(size=3) * 0.2)
-        chain.effector_offset = offset
-        target.location += tip_matrix.to_3x3() @ offset
-        reachable = target.location.copy()
-        label += ", offset"
-    if orienting:
-        chain.orientation_mode = "MATCH_TARGET"
-    pose_mode(ob)
-    result = bpy.ops.quat_ik.solve(from_rest=True)
-    checks.check(f"{label}: solve finished", result == {"FINISHED"}, result)
-    checks.check(f"{label}: no NaN in any channel", channels_finite(ob))
-    check_limits(f"{label}, reachable target", basis_rotations(ob, count), limits)
-    check_locks(f"{label}, reachable target", ob, locks)
-    distance = check_reported_error(f"{label}, reachable target", ob, chain, count, target.location, parented)
-    check_orientation(f"{label}, reachable target", ob, chain, count, target)
-    reached += distance <= chain.tolerance + 1e-5
-    moved = [name for name, matrix in outside.items() if ob.pose.bones[name].matrix_basis != matrix]
-    checks.check(f"{label}: bones outside the chain untouched", not moved, moved)
+        # A target where a pose inside the limits (and the locks) puts the tip.
+        for i, limit in enumerate(limits):
+            set_rotation(ob.pose.bones[f"B{i}"], inside_pose(rng, limit))
+            if locks[i] is not None:
+                ob.pose.bones[f"B{i}"].rotation_euler[locks[i]] = 0.0
+        reachable = tip_world(ob, count)
+        target = empty(f"Target{seed}", reachable)
+        evaluated = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        tip_matrix = evaluated.matrix_world @ evaluated.pose.bones[f"B{count - 1}"].matrix  # a copy: the pose moves on
+        target.rotation_mode = "QUATERNION"
+        target.rotation_quaternion = tip_matrix.to_quaternion()
+        for i in range(count):
+            set_rotation(ob.pose.bones[f"B{i}"], Quaternion())
+        outside = {name: ob.pose.bones[name].matrix_basis.copy() for name in ("Hips", "Child")}
+        add_chain(ob, f"B{count - 1}", count, target.name, mode="MANUAL")
+        chain = ob.quat_ik.chains[0]
+        if rng.random() < 0.3:  # the effector off the tip's tail, where the target already is
+            offset = Vector(rng.normal(size=3) * 0.2)
+            chain.effector_offset = offset
+            target.location += tip_matrix.to_3x3() @ offset
+            reachable = target.location.copy()
+            label += ", offset"
+        if orienting:
+            chain.orientation_mode = "MATCH_TARGET"
+        pose_mode(ob)
+        result = bpy.ops.quat_ik.solve(from_rest=True)
+        checks.check(f"{label}: solve finished", result == {"FINISHED"}, result)
+        checks.check(f"{label}: no NaN in any channel", channels_finite(ob))
+        check_limits(f"{label}, reachable target", basis_rotations(ob, count), limits)
+        check_locks(f"{label}, reachable target", ob, locks)
+        distance = check_reported_error(f"{label}, reachable target", ob, chain, count, target.location, parented)
+        check_orientation(f"{label}, reachable target", ob, chain, count, target)
+        reached += distance <= chain.tolerance + 1e-5
+        moved = [name for name, matrix in outside.items() if ob.pose.bones[name].matrix_basis != matrix]
+        checks.check(f"{label}: bones outside the chain untouched", not moved, moved)
 
-    # Posed by hand inside the limits, target and pole snapped to it: solving keeps the pose
-    # (the FK-to-IK match), whichever way the pole is faced and at whatever angle.
-    pole = empty(f"Pole{seed}", tuple(rng.normal(size=3)))
-    chain.pole_object = pole
-    chain.pole_facing = "ROOT_X" if rng.random() < 0.5 else "BEND"
-    chain.pole_angle = float(rng.uniform(-math.pi, math.pi))
-    for i, limit in enumerate(limits):
-        set_rotation(ob.pose.bones[f"B{i}"], inside_pose(rng, limit))
-        if locks[i] is not None:
-            ob.pose.bones[f"B{i}"].rotation_euler[locks[i]] = 0.0
-    by_hand = basis_rotations(ob, count)
-    snapped = bpy.ops.quat_ik.snap_target(pole=True)
-    bpy.ops.quat_ik.solve()
-    turned = max(
-        abs(wrapped(a.rotation_difference(b).angle)) for a, b in zip(basis_rotations(ob, count), by_hand, strict=True)
-    )
-    checks.check(
-        f"{label}, snapped ({chain.pole_facing.lower()} pole at {math.degrees(chain.pole_angle):.0f}°): solving keeps the pose",
-        snapped == {"FINISHED"} and turned < math.radians(0.5),
-        f"{math.degrees(turned):.3f}°",
-    )
-    chain.pole_object = None
-    chain.orientation_mode = "NONE"
-    target.rotation_quaternion = target.rotation_quaternion  # (the snap may have turned it)
-
-    # Out of reach: twice the chain's length (at the largest scale) from its root's head.
-    evaluated = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    root_head = evaluated.matrix_world @ evaluated.pose.bones["B0"].head
-    length = sum(ob.data.bones[f"B{i}"].length for i in range(count)) * max(abs(s) for s in ob.scale)
-    target.location = root_head + random_unit(rng) * length * 2.0
-    bpy.ops.quat_ik.solve()
-    checks.check(f"{label}, out of reach: no NaN in any channel", channels_finite(ob))
-    check_limits(f"{label}, out of reach", basis_rotations(ob, count), limits)
-    check_reported_error(f"{label}, out of reach", ob, chain, count, target.location, parented)
-    checks.check(f"{label}, out of reach: not converged", not chain.status_converged)
-    check_locks(f"{label}, out of reach", ob, locks)
-    near = Vector(tip_world(ob, count))  # the closest miss: reachable, away from the first target
-
-    # Live: dragged back into reach, the chain follows in the update that moved the target.
-    chain.mode = "LIVE"
-    target.location = reachable
-    bpy.context.view_layer.update()
-    checks.check(f"{label}, Live: no NaN in any channel", channels_finite(ob))
-    check_limits(f"{label}, Live", basis_rotations(ob, count), limits)
-    check_locks(f"{label}, Live", ob, locks)
-    check_reported_error(f"{label}, Live", ob, chain, count, target.location, parented)
-    check_orientation(f"{label}, Live", ob, chain, count, target)
-    chain.mode = "MANUAL"
-
-    # The target glides from its first place to the closest miss over 8 frames; on half the
-    # rigs whose chain hangs from the hips, the hips turn a little over them too (an animated
-    # parent: Per Frame reads it each frame, a bake steps the frames to read it).
-    scene.frame_start, scene.frame_end = 1, 8
-    for frame, place in ((1, reachable), (8, near)):
-        target.location = place
-        target.keyframe_insert("location", frame=frame)
-    if parented and rng.random() < 0.5:
-        hips = ob.pose.bones["Hips"]
-        for frame in (1, 8):
-            hips.rotation_quaternion = Quaternion(random_unit(rng), rng.uniform(-0.3, 0.3)) @ hips.rotation_quaternion
-            hips.keyframe_insert("rotation_quaternion", frame=frame)
-        label += ", hips animated"
-    # Per Frame: each frame's pose depends on its inputs alone, whatever frame played before
-    # (a render farm renders frames in any order): forwards, then in a shuffled order with the
-    # remembered solves forgotten, the same poses.
-    chain.mode = "PER_FRAME"
-    played = {}
-    for frame in range(1, 9):
-        scene.frame_set(frame)
-        played[frame] = basis_rotations(ob, count)
-        check_limits(f"{label}, Per Frame frame {frame}", played[frame], limits)
-        where = target.matrix_world.translation
-        check_reported_error(f"{label}, Per Frame frame {frame}", ob, chain, count, where, parented)
-    submodule("solve_cache").clear()
-    differences, replayed = [], {}
-    for frame in (int(f) for f in rng.permutation(np.arange(1, 9))):
-        scene.frame_set(frame)
-        replayed[frame] = basis_rotations(ob, count)
-        largest = max(a.rotation_difference(b).angle for a, b in zip(replayed[frame], played[frame], strict=True))
-        if abs(wrapped(largest)) > ORDER_SLACK:
-            differences.append(f"frame {frame}: {math.degrees(largest):.4f}°")
-    checks.check(f"{label}, Per Frame: the same poses in any order", not differences, "; ".join(differences))
-    # A bake of that one frame starts where Per Frame starts, so it keys the pose Per Frame
-    # showed (the same branch: within 1°) but where the shot's solve, coarse first, finds
-    # another branch of a redundant chain: on most rigs (counted at the end; from rest, 3 of 40).
-    # (Into a new NLA strip: the active action, which may animate the hips, plays on.)
-    chain.mode = "MANUAL"
-    bpy.ops.quat_ik.bake(frame_start=1, frame_end=1, destination="NLA")
-    scene.frame_set(2)
-    scene.frame_set(1)
-    turned = max(
-        abs(wrapped(a.rotation_difference(b).angle)) for a, b in zip(basis_rotations(ob, count), played[1], strict=True)
-    )
-    one_frame_alike += turned < math.radians(1.0)
-    print(f"  {label}: a one-frame bake's pose is {math.degrees(turned):.3f}° from Per Frame's", flush=True)
-    ob.animation_data.nla_tracks.remove(ob.animation_data.nla_tracks[-1])
-
-    result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=8)
-    checks.check(f"{label}: bake finished", result == {"FINISHED"}, result)
-    keys = [
-        value
-        for fcurve in submodule("compat").all_action_fcurves(ob.animation_data.action)
-        for key in fcurve.keyframe_points
-        for value in key.co
-    ]
-    checks.check(f"{label}: baked keys finite", keys and all(math.isfinite(v) for v in keys), len(keys))
-    for frame in (1, 4, 8):
-        scene.frame_set(frame)
-        check_limits(f"{label}, baked frame {frame}", basis_rotations(ob, count), limits)
-        check_locks(f"{label}, baked frame {frame}", ob, locks)
-
-    # Influence: Per Frame over the baked keys turns each joint that share of the way from its
-    # keyed pose to the pose Per Frame solved (a slerp per joint, as a constraint's influence).
-    # (Locked bones are left out: the lock wins over the blend.)
-    if all(axis is None for axis in locks):
-        influence = float(rng.uniform(0.2, 0.8))
-        chain.influence = influence
-        off = 0.0
-        for frame in (2, 6):
-            chain.mode = "MANUAL"
-            scene.frame_set(frame)
-            for i, limit in enumerate(limits):  # a keyed pose of its own, far from the solved one
-                pose_bone = ob.pose.bones[f"B{i}"]
-                set_rotation(pose_bone, inside_pose(rng, limit))
-                pose_bone.keyframe_insert(submodule("rotation_modes").data_path_and_size(pose_bone.rotation_mode)[0])
-            own = basis_rotations(ob, count)
-            chain.mode = "PER_FRAME"
-            scene.frame_set(frame)
-            blended = basis_rotations(ob, count)
-            for got, start, solved in zip(blended, own, replayed[frame], strict=True):
-                off = max(off, abs(wrapped(got.rotation_difference(start.slerp(solved, influence)).angle)))
-        checks.check(
-            f"{label}: Influence {influence:.2f} turns each joint that share of the way from its keys",
-            off < math.radians(0.05),
-            f"{math.degrees(off):.4f}°",
+        # Posed by hand inside the limits, target and pole snapped to it: solving keeps the pose
+        # (the FK-to-IK match), whichever way the pole is faced and at whatever angle.
+        pole = empty(f"Pole{seed}", tuple(rng.normal(size=3)))
+        chain.pole_object = pole
+        chain.pole_facing = "ROOT_X" if rng.random() < 0.5 else "BEND"
+        chain.pole_angle = float(rng.uniform(-math.pi, math.pi))
+        for i, limit in enumerate(limits):
+            set_rotation(ob.pose.bones[f"B{i}"], inside_pose(rng, limit))
+            if locks[i] is not None:
+                ob.pose.bones[f"B{i}"].rotation_euler[locks[i]] = 0.0
+        by_hand = basis_rotations(ob, count)
+        snapped = bpy.ops.quat_ik.snap_target(pole=True)
+        bpy.ops.quat_ik.solve()
+        turned = max(
+            abs(wrapped(a.rotation_difference(b).angle))
+            for a, b in zip(basis_rotations(ob, count), by_hand, strict=True)
         )
-        chain.influence, chain.mode = 1.0, "MANUAL"
-    bpy.ops.object.mode_set(mode="OBJECT")
-    ob.hide_set(True)
-    target.hide_set(True)
+        checks.check(
+            f"{label}, snapped ({chain.pole_facing.lower()} pole at {math.degrees(chain.pole_angle):.0f}°): solving keeps the pose",
+            snapped == {"FINISHED"} and turned < math.radians(0.5),
+            f"{math.degrees(turned):.3f}°",
+        )
+        chain.pole_object = None
+        chain.orientation_mode = "NONE"
+        target.rotation_quaternion = target.rotation_quaternion  # (the snap may have turned it)
+
+        # Out of reach: twice the chain's length (at the largest scale) from its root's head.
+        evaluated = ob.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        root_head = evaluated.matrix_world @ evaluated.pose.bones["B0"].head
+        length = sum(ob.data.bones[f"B{i}"].length for i in range(count)) * max(abs(s) for s in ob.scale)
+        target.location = root_head + random_unit(rng) * length * 2.0
+        bpy.ops.quat_ik.solve()
+        checks.check(f"{label}, out of reach: no NaN in any channel", channels_finite(ob))
+        check_limits(f"{label}, out of reach", basis_rotations(ob, count), limits)
+        check_reported_error(f"{label}, out of reach", ob, chain, count, target.location, parented)
+        checks.check(f"{label}, out of reach: not converged", not chain.status_converged)
+        check_locks(f"{label}, out of reach", ob, locks)
+        near = Vector(tip_world(ob, count))  # the closest miss: reachable, away from the first target
+
+        # Live: dragged back into reach, the chain follows in the update that moved the target.
+        chain.mode = "LIVE"
+        target.location = reachable
+        bpy.context.view_layer.update()
+        checks.check(f"{label}, Live: no NaN in any channel", channels_finite(ob))
+        check_limits(f"{label}, Live", basis_rotations(ob, count), limits)
+        check_locks(f"{label}, Live", ob, locks)
+        check_reported_error(f"{label}, Live", ob, chain, count, target.location, parented)
+        check_orientation(f"{label}, Live", ob, chain, count, target)
+        chain.mode = "MANUAL"
+
+        # The target glides from its first place to the closest miss over 8 frames; on half the
+        # rigs whose chain hangs from the hips, the hips turn a little over them too (an animated
+        # parent: Per Frame reads it each frame, a bake steps the frames to read it).
+        scene.frame_start, scene.frame_end = 1, 8
+        for frame, place in ((1, reachable), (8, near)):
+            target.location = place
+            target.keyframe_insert("location", frame=frame)
+        if parented and rng.random() < 0.5:
+            hips = ob.pose.bones["Hips"]
+            for frame in (1, 8):
+                hips.rotation_quaternion = (
+                    Quaternion(random_unit(rng), rng.uniform(-0.3, 0.3)) @ hips.rotation_quaternion
+                )
+                hips.keyframe_insert("rotation_quaternion", frame=frame)
+            label += ", hips animated"
+        # Per Frame: each frame's pose depends on its inputs alone, whatever frame played before
+        # (a render farm renders frames in any order): forwards, then in a shuffled order with the
+        # remembered solves forgotten, the same poses.
+        chain.mode = "PER_FRAME"
+        played = {}
+        for frame in range(1, 9):
+            scene.frame_set(frame)
+            played[frame] = basis_rotations(ob, count)
+            check_limits(f"{label}, Per Frame frame {frame}", played[frame], limits)
+            where = target.matrix_world.translation
+            check_reported_error(f"{label}, Per Frame frame {frame}", ob, chain, count, where, parented)
+        submodule("solving.cache").clear()
+        differences, replayed = [], {}
+        for frame in (int(f) for f in rng.permutation(np.arange(1, 9))):
+            scene.frame_set(frame)
+            replayed[frame] = basis_rotations(ob, count)
+            largest = max(a.rotation_difference(b).angle for a, b in zip(replayed[frame], played[frame], strict=True))
+            if abs(wrapped(largest)) > ORDER_SLACK:
+                differences.append(f"frame {frame}: {math.degrees(largest):.4f}°")
+        checks.check(f"{label}, Per Frame: the same poses in any order", not differences, "; ".join(differences))
+        # A bake of that one frame starts where Per Frame starts, so it keys the pose Per Frame
+        # showed (the same branch: within 1°) but where the shot's solve, coarse first, finds
+        # another branch of a redundant chain: on most rigs (counted at the end; from rest, 3 of 40).
+        # (Into a new NLA strip: the active action, which may animate the hips, plays on.)
+        chain.mode = "MANUAL"
+        bpy.ops.quat_ik.bake(frame_start=1, frame_end=1, destination="NLA")
+        scene.frame_set(2)
+        scene.frame_set(1)
+        turned = max(
+            abs(wrapped(a.rotation_difference(b).angle))
+            for a, b in zip(basis_rotations(ob, count), played[1], strict=True)
+        )
+        one_frame_alike += turned < math.radians(1.0)
+        print(f"  {label}: a one-frame bake's pose is {math.degrees(turned):.3f}° from Per Frame's", flush=True)
+        ob.animation_data.nla_tracks.remove(ob.animation_data.nla_tracks[-1])
+
+        result = bpy.ops.quat_ik.bake(frame_start=1, frame_end=8)
+        checks.check(f"{label}: bake finished", result == {"FINISHED"}, result)
+        keys = [
+            value
+            for fcurve in submodule("compat").all_action_fcurves(ob.animation_data.action)
+            for key in fcurve.keyframe_points
+            for value in key.co
+        ]
+        checks.check(f"{label}: baked keys finite", keys and all(math.isfinite(v) for v in keys), len(keys))
+        for frame in (1, 4, 8):
+            scene.frame_set(frame)
+            check_limits(f"{label}, baked frame {frame}", basis_rotations(ob, count), limits)
+            check_locks(f"{label}, baked frame {frame}", ob, locks)
+
+        # Influence: Per Frame over the baked keys turns each joint that share of the way from its
+        # keyed pose to the pose Per Frame solved (a slerp per joint, as a constraint's influence).
+        # (Locked bones are left out: the lock wins over the blend.)
+        if all(axis is None for axis in locks):
+            influence = float(rng.uniform(0.2, 0.8))
+            chain.influence = influence
+            off = 0.0
+            for frame in (2, 6):
+                chain.mode = "MANUAL"
+                scene.frame_set(frame)
+                for i, limit in enumerate(limits):  # a keyed pose of its own, far from the solved one
+                    pose_bone = ob.pose.bones[f"B{i}"]
+                    set_rotation(pose_bone, inside_pose(rng, limit))
+                    pose_bone.keyframe_insert(
+                        submodule("rig.rotation_modes").data_path_and_size(pose_bone.rotation_mode)[0]
+                    )
+                own = basis_rotations(ob, count)
+                chain.mode = "PER_FRAME"
+                scene.frame_set(frame)
+                blended = basis_rotations(ob, count)
+                for got, start, solved in zip(blended, own, replayed[frame], strict=True):
+                    off = max(off, abs(wrapped(got.rotation_difference(start.slerp(solved, influence)).angle)))
+            checks.check(
+                f"{label}: Influence {influence:.2f} turns each joint that share of the way from its keys",
+                off < math.radians(0.05),
+                f"{math.degrees(off):.4f}°",
+            )
+            chain.influence, chain.mode = 1.0, "MANUAL"
+        bpy.ops.object.mode_set(mode="OBJECT")
+        ob.hide_set(True)
+        target.hide_set(True)
 
 # Every target was put where a pose inside the limits puts the tip; reaching from rest is the
 # solver's job (its own tests measure it), a wrong frame, roll or rotation mode read or written
 # here would miss on most rigs.
-checks.check(f"reachable targets reached on {reached} of {RIGS} rigs", reached >= RIGS - 2, reached)
-checks.check(
-    f"a one-frame bake keys the Per Frame pose on {one_frame_alike} of {RIGS} rigs",
-    one_frame_alike >= 0.75 * RIGS,
-    one_frame_alike,
-)
+with checks.step("most reachable targets are reached and one-frame bakes match"):
+    checks.check(f"reachable targets reached on {reached} of {RIGS} rigs", reached >= RIGS - 2, reached)
+    checks.check(
+        f"a one-frame bake keys the Per Frame pose on {one_frame_alike} of {RIGS} rigs",
+        one_frame_alike >= 0.75 * RIGS,
+        one_frame_alike,
+    )
 checks.close()

@@ -45,22 +45,23 @@ def keys_of(armature):
     return {(c.data_path, c.array_index): tuple(tuple(k.co) for k in c.keyframe_points) for c in bag.fcurves}
 
 
-before = keys_of(other)
-result = bpy.ops.quat_ik.bake(armature="Arm", frame_start=1, frame_end=5)
-checks.check("the bake finished", result == {"FINISHED"}, result)
-if compat.HAS_SLOTTED_ACTIONS:
-    checks.check(
-        "the baked armature plays a slot of its own",
-        ob.animation_data.action_slot not in (None, other.animation_data.action_slot),
-        ob.animation_data.action_slot,
-    )
-    checks.check("the other armature's keys are as they were", keys_of(other) == before, keys_of(other))
-    baked = keys_of(ob)
-    checks.check(
-        "the baked keys are in the baked armature's slot",
-        len(baked.get(('pose.bones["B1"].rotation_quaternion', 0), ())) == 5,
-        sorted(baked),
-    )
+with checks.step("a bake into a shared action keeps the other rig's keys"):
+    before = keys_of(other)
+    result = bpy.ops.quat_ik.bake(armature="Arm", frame_start=1, frame_end=5)
+    checks.check("the bake finished", result == {"FINISHED"}, result)
+    if compat.HAS_SLOTTED_ACTIONS:
+        checks.check(
+            "the baked armature plays a slot of its own",
+            ob.animation_data.action_slot not in (None, other.animation_data.action_slot),
+            ob.animation_data.action_slot,
+        )
+        checks.check("the other armature's keys are as they were", keys_of(other) == before, keys_of(other))
+        baked = keys_of(ob)
+        checks.check(
+            "the baked keys are in the baked armature's slot",
+            len(baked.get(('pose.bones["B1"].rotation_quaternion', 0), ())) == 5,
+            sorted(baked),
+        )
 
 # The other rig made the action's one slot and now plays another action: its slot is still
 # its own (Blender's keyframe_insert would make a new slot too).
@@ -74,19 +75,20 @@ def slot_keys(action, identifier):
     return {(c.data_path, c.array_index): tuple(tuple(k.co) for k in c.keyframe_points) for c in bag.fcurves}
 
 
-before = slot_keys(walk, "OBOther") if compat.HAS_SLOTTED_ACTIONS else action_keys(walk)
-ob.animation_data_create()
-ob.animation_data.action = walk
-result = bpy.ops.quat_ik.bake(armature="Arm", frame_start=1, frame_end=5)
-checks.check("the bake into the other rig's action finished", result == {"FINISHED"}, result)
-if compat.HAS_SLOTTED_ACTIONS:
-    slots = [slot.identifier for slot in walk.slots]
-    checks.check(
-        "... into a slot of its own", len(slots) == 2 and ob.animation_data.action_slot.identifier == "OBArm", slots
-    )
-    kept = slot_keys(walk, "OBOther")
-    checks.check("... and the other rig's keys are as they were", kept == before, kept)
-else:
-    baked = action_keys(walk)
-    checks.check("... keys added beside the other rig's", len(baked) > len(before))
+with checks.step("a bake into an action the other rig made keys a slot of its own"):
+    before = slot_keys(walk, "OBOther") if compat.HAS_SLOTTED_ACTIONS else action_keys(walk)
+    ob.animation_data_create()
+    ob.animation_data.action = walk
+    result = bpy.ops.quat_ik.bake(armature="Arm", frame_start=1, frame_end=5)
+    checks.check("the bake into the other rig's action finished", result == {"FINISHED"}, result)
+    if compat.HAS_SLOTTED_ACTIONS:
+        slots = [slot.identifier for slot in walk.slots]
+        checks.check(
+            "... into a slot of its own", len(slots) == 2 and ob.animation_data.action_slot.identifier == "OBArm", slots
+        )
+        kept = slot_keys(walk, "OBOther")
+        checks.check("... and the other rig's keys are as they were", kept == before, kept)
+    else:
+        baked = action_keys(walk)
+        checks.check("... keys added beside the other rig's", len(baked) > len(before))
 checks.close()

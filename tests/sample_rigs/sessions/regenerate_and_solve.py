@@ -59,9 +59,9 @@ def target_path(frames) -> np.ndarray:
 
 
 def check_rig(checks: Checks, name: str, out_dir: Path) -> None:
-    from quat_ik_addon.solver.rig_spec import load_rig_spec
+    from quat_ik_addon.solver.rig.spec import load_rig_spec
 
-    limit_conversion = submodule("limit_conversion")
+    limit_conversion = submodule("limits.conversion")
     spec_path = out_dir / f"{name}.rig.json"
     committed = SAMPLE_RIGS_DIR / f"{name}.rig.json"
     checks.check(
@@ -109,7 +109,7 @@ def check_rig(checks: Checks, name: str, out_dir: Path) -> None:
             errors.append((tip - chain.target_object.matrix_world.translation).length)
     checks.check(f"{name}: every sampled frame reached", max(errors) <= REACHED, f"largest error {max(errors):.3g}")
 
-    # The committed .blend is what make_rigs.py makes today: it opens, with the same paths.
+    # The committed .blend is what make_rigs.py makes: it opens, with the same paths.
     committed_blend = SAMPLE_RIGS_DIR / f"{name}.blend"
     bpy.ops.wm.open_mainfile(filepath=str(committed_blend))
     old = target_path(frames)
@@ -122,14 +122,12 @@ def check_rig(checks: Checks, name: str, out_dir: Path) -> None:
     )
 
 
-def run() -> None:
-    out_dir = Path(sys.argv[1])
-    names = sys.argv[2].split(",") if len(sys.argv) > 2 else [rig.name for rig in RIGS]
-    checks = Checks("sample rigs: regenerate, load, solve, compare with sample_rigs/")
+out_dir = Path(sys.argv[1])
+names = sys.argv[2].split(",") if len(sys.argv) > 2 else [rig.name for rig in RIGS]
+checks = Checks("sample rigs: regenerate, load, solve, compare with sample_rigs/")
+with checks.step("make_rigs.py regenerates the rigs"):
     checks.check("make_rigs.py exits 0", main(["--out-dir", str(out_dir), "--only", ",".join(names)]) == 0)
+with checks.step("every rig loads, solves and matches the committed files"):
     for name in names:
         check_rig(checks, name, out_dir)
-    checks.close()
-
-
-run()
+checks.close()

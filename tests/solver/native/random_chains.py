@@ -7,8 +7,8 @@ import numpy as np
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.goals import Goals
-from quat_ik_addon.solver.limits import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
-from quat_ik_addon.solver.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
+from quat_ik_addon.solver.limits.joints import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
 
 
 def _unit(rng: np.random.Generator) -> np.ndarray:

@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quat_ik_addon.blender.locks import LockedEulerJoint
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.chain import Chain
-from quat_ik_addon.solver.limits import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
+from quat_ik_addon.solver.limits.channel_locks import LockedEulerJoint
+from quat_ik_addon.solver.limits.joints import AngleRange, BallJoint, FixedJoint, FreeJoint, HingeJoint
+from quat_ik_addon.solver.limits.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
 from quat_ik_addon.solver.native import abi, library
 from quat_ik_addon.solver.native.packing import pack_chain, unsupported_reason
-from quat_ik_addon.solver.reach_windows import ConeWindow, EllipticConeWindow, PolygonWindow
-from quat_ik_addon.solver.reference_chains import REFERENCE_CHAINS, X_AXIS, Y_AXIS, Z_AXIS, polygon_window_deg
-from quat_ik_addon.solver.rig_spec import load_rig_spec
+from quat_ik_addon.solver.rig.reference_chains import REFERENCE_CHAINS, X_AXIS, Y_AXIS, Z_AXIS, polygon_window_deg
+from quat_ik_addon.solver.rig.spec import load_rig_spec
 
 REPO = Path(__file__).resolve().parents[3]
 KERNEL = REPO / "quat_ik_addon" / "solver" / "native" / "kernel"

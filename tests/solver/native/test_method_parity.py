@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from random_chains import random_chain, random_goals
 
-from quat_ik_addon.solver import reference_chains
-from quat_ik_addon.solver.ccd import goal_errors, initial_poses
+from quat_ik_addon.solver.measurements import goal_errors
+from quat_ik_addon.solver.methods.ladder import run_method
 from quat_ik_addon.solver.native import library
+from quat_ik_addon.solver.rig import reference_chains
 from quat_ik_addon.solver.settings import METHODS, SWEEP_ORDERS, SolveSettings
-from quat_ik_addon.solver.solve import run_method
+from quat_ik_addon.solver.start_poses import initial_poses
 
 LIMIT_SLACK = 1e-9  # radians: both paths keep every limit to this
 POSE_MATCH = 1e-9  # the largest quaternion component difference counted as the same pose

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from quat_ik_addon.solver import reference_chains
-from quat_ik_addon.solver.sequence import solve_sequence
+from quat_ik_addon.solver.rig import reference_chains
 from quat_ik_addon.solver.settings import SolveSettings
+from quat_ik_addon.solver.shots.sequence import solve_sequence
 from quat_ik_addon.solver.solve import solve
 
 

@@ -5,11 +5,12 @@ from pathlib import Path
 
 import numpy as np
 
-from quat_ik_addon.solver import reference_chains, solver_path
+from quat_ik_addon.solver import solver_path
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.cli import main
 from quat_ik_addon.solver.native import kernel_calls, library
-from quat_ik_addon.solver.rig_spec import load_rig_spec
+from quat_ik_addon.solver.rig import reference_chains
+from quat_ik_addon.solver.rig.spec import load_rig_spec
 
 ARM3_SPEC = Path(__file__).resolve().parents[1] / "data" / "arm3.rig.json"
 

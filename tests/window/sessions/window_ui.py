@@ -592,8 +592,8 @@ def rotate_tool_locks():
     """Rotate the hand with Blender's own rotate tool under each lock setting and measure how
     far the result is outside what the add-on allows there (``locks.apply_partial_locks``);
     the tool's result without the locks shows the measure can fail."""
-    locks, rotation_modes = submodule("locks"), submodule("rotation_modes")
-    free_joint = sys.modules[f"{ADDON_MODULE}.solver.limits"].FreeJoint()
+    locks, rotation_modes = submodule("rig.locks"), submodule("rig.rotation_modes")
+    free_joint = sys.modules[f"{ADDON_MODULE}.solver.limits.joints"].FreeJoint()
     pose_bone = bpy.data.objects["Rig"].pose.bones["Hand"]
     make_active("Hand")
     results["rotate_tool_locks"] = []
@@ -626,7 +626,7 @@ def rotate_tool_locks():
         )
         if getattr(joint, "smallest", False):  # Blender's Euler triple rule, against the other one
             # The locked angles set in the triple whose middle angle is within ±90° instead.
-            euler_math = submodule("euler_math")
+            euler_math = __import__(f"{ADDON_MODULE}.solver.euler_angles", fromlist=["euler_angles"])
             first = euler_math.quaternion_to_euler(with_locks[None], joint.order)
             held_axes = np.array(joint.locked)
             first[:, held_axes] = np.asarray(joint.values)[held_axes]
@@ -664,7 +664,7 @@ def live_rest():
 def drag_out_of_reach(path: str):
     ob, target = bpy.data.objects["Rig"], bpy.data.objects["Target"]
     chain = ob.quat_ik.chains["Arm"]
-    runtime = submodule("runtime")
+    runtime = submodule("runtime.state").session
     seen = []
 
     def watch(_scene, _depsgraph=None):  # runs after the add-on's handler
@@ -706,7 +706,7 @@ def watch_bake(press_esc_when, seconds: float = 60.0):
     """Poll the running modal bake's progress every event loop until it ends (or ``seconds``
     pass), pressing Esc over the viewport once ``press_esc_when(phase, fraction)`` holds.
     Returns the (phase, fraction) steps seen and whether Esc was pressed."""
-    runtime = submodule("runtime")
+    runtime = submodule("runtime.state").session
     seen, pressed, polls = [], False, set()
     for _ in range(int(seconds / 0.003)):
         progress = dict(runtime.bake_progress)
@@ -741,7 +741,7 @@ def cancel_bake_while_solving():
         range(1, 241, 20), lambda f, home: (home[0], home[1] + 0.3 * math.sin(f / 20), home[2] + 0.3 * math.cos(f / 20))
     )
     yield 0.3
-    runtime = submodule("runtime")
+    runtime = submodule("runtime.state").session
     before = state()
     with override():
         returned = bpy.ops.quat_ik.bake("EXEC_DEFAULT", True, frame_start=1, frame_end=240, interactive=True)
@@ -756,7 +756,7 @@ def cancel_bake_while_solving():
 
     # A bug inside the bake (here: solving raises) ends it with nothing changed and no
     # progress bar or timer left running.
-    bake_module = submodule("bake")
+    bake_module = submodule("bake.bake")
     solve_steps = bake_module.Bake.solve_steps
 
     def broken(_job, _threaded=False):
@@ -791,7 +791,7 @@ def stop_a_long_solve():
 
     key_target(range(1, LONG_SHOT + 1, 40), lambda f, home: (-1.0, 0.2 * math.sin(f), 1.5) if (f // 40) % 2 else home)
     yield 0.3
-    runtime = submodule("runtime")
+    runtime = submodule("runtime.state").session
     library = sys.modules[f"{addon().__name__}.solver.native.library"]
     before = state()
     library.set_preference(False)
@@ -834,7 +834,7 @@ def symmetrize_limits():
     from tests.blender.sessions.common import make_rig
 
     def twists() -> dict:
-        limits = submodule("limit_conversion")
+        limits = submodule("limits.conversion")
         return {
             bone.name: [round(angle, 3) for angle in limits.spec_limit(bone.quat_ik).twist_deg]
             for bone in bpy.data.objects["SymRig"].pose.bones
@@ -847,7 +847,7 @@ def symmetrize_limits():
     limits = rig.pose.bones["upper.L"].quat_ik
     limits.joint_type, limits.use_twist_range = "BALL", True
     limits.twist_min, limits.twist_max = math.radians(-20.0), math.radians(45.0)
-    stats = submodule("runtime").stats
+    stats = submodule("runtime.state").session.stats
     reported_before = stats["news_reported"]
     with override():
         bpy.ops.object.mode_set("EXEC_DEFAULT", True, mode="OBJECT")
@@ -861,7 +861,7 @@ def symmetrize_limits():
     with override():
         bpy.ops.object.mode_set("EXEC_DEFAULT", True, mode="OBJECT")
     yield from wait_until(lambda: stats["news_reported"] > reported_before, 5.0)
-    mirrored, _problem = submodule("operators_limit_tools").mirrored_limit(rig.pose.bones["upper.L"], "upper.R")
+    mirrored, _problem = submodule("operators.limit_tools").mirrored_limit(rig.pose.bones["upper.L"], "upper.R")
     record = {"expected_right": [round(angle, 3) for angle in mirrored.twist_deg], "symmetrized": twists()}
     record["news_reported"] = stats["news_reported"] - reported_before
     yield from undo_then_redo(record, lambda: twists() if bpy.data.objects["SymRig"].mode != "EDIT" else "edit mode")
@@ -889,7 +889,7 @@ def delete_target_undo():
         return [held.name if held else None, held.users_collection != () if held else None]
 
     record = {"before": target()}
-    stats = submodule("runtime").stats
+    stats = submodule("runtime.state").session.stats
     reported_before = stats["news_reported"]
     for ob in bpy.data.objects:
         ob.select_set(ob.name == "Doomed")
@@ -935,7 +935,7 @@ def join_undo_redo():
         bpy.ops.ed.undo_push(message="before join")
     yield 0.3
     before, listed = state(), chains()
-    stats = submodule("runtime").stats
+    stats = submodule("runtime.state").session.stats
     reported_before = stats["news_reported"]
     with override():
         returned = bpy.ops.object.join("EXEC_DEFAULT", True)

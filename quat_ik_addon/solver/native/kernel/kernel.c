@@ -9,7 +9,7 @@ QIK_EXPORT int32_t qik_interface_version(void) { return QIK_INTERFACE_VERSION; }
 
 /* What the Python side promises (binding.py checks it first); checked again so that a broken
  * promise is a status, not a crash. */
-static int goals_are_valid(const qik_goals *goals)
+int qik_goals_are_valid(const qik_goals *goals)
 {
     if (goals == NULL || goals->positions == NULL)
         return 0;
@@ -20,13 +20,13 @@ static int goals_are_valid(const qik_goals *goals)
     return goals->kind == QIK_POSITION;
 }
 
-static int settings_are_valid(const qik_settings *settings)
+int qik_settings_are_valid(const qik_settings *settings)
 {
     return settings != NULL && settings->method >= QIK_CCD && settings->method <= QIK_TRANSPOSE &&
            (settings->order == QIK_TIP_TO_BASE || settings->order == QIK_BASE_TO_TIP);
 }
 
-static int all_finite(const double *values, int64_t count)
+int qik_all_finite(const double *values, int64_t count)
 {
     for (int64_t i = 0; i < count; i++)
         if (!isfinite(values[i]))
@@ -34,7 +34,7 @@ static int all_finite(const double *values, int64_t count)
     return 1;
 }
 
-static qik_row_goal row_goal(const qik_goals *goals, int64_t row)
+qik_row_goal qik_row_goal_at(const qik_goals *goals, int64_t row)
 {
     qik_row_goal goal = {goals->kind,
                          goals->positions + 3 * row,
@@ -46,8 +46,7 @@ static qik_row_goal row_goal(const qik_goals *goals, int64_t row)
     return goal;
 }
 
-/* solve.run_method for one row; returns the iterations, sets the measured errors. */
-static int64_t run_row(const qik_chain *chain, const qik_row_goal *goal, const qik_settings *settings, double *q,
+int64_t qik_run_row(const qik_chain *chain, const qik_row_goal *goal, const qik_settings *settings, double *q,
                        const double *preferred, double *scratch, double *position_error, double *orientation_error,
                        double effector[3])
 {
@@ -85,7 +84,7 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
                                   int64_t rows, double *rotations, const double *preferred, int64_t *iterations,
                                   double *position_error, double *orientation_error, double *effector)
 {
-    if (!qik_chain_is_valid(chain) || !goals_are_valid(goals) || !settings_are_valid(settings) || rows < 0 ||
+    if (!qik_chain_is_valid(chain) || !qik_goals_are_valid(goals) || !qik_settings_are_valid(settings) || rows < 0 ||
         (rows > 0 && (rotations == NULL || iterations == NULL || position_error == NULL ||
                       orientation_error == NULL || effector == NULL)))
         return QIK_BAD_INPUT;
@@ -96,13 +95,13 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
     double *start = scratch + qik_workspace_doubles(n);
     int32_t status = QIK_OK;
     for (int64_t row = 0; row < rows; row++) {
-        qik_row_goal goal = row_goal(goals, row);
+        qik_row_goal goal = qik_row_goal_at(goals, row);
         double *q = rotations + 4 * n * row;
         memcpy(start, q, 4 * (size_t)n * sizeof(double));
-        iterations[row] = run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
+        iterations[row] = qik_run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
                                   scratch, position_error + row, orientation_error + row, effector + 3 * row);
-        if (!all_finite(q, 4 * (int64_t)n) || !isfinite(position_error[row]) || !isfinite(orientation_error[row]) ||
-            !all_finite(effector + 3 * row, 3)) {
+        if (!qik_all_finite(q, 4 * (int64_t)n) || !isfinite(position_error[row]) || !isfinite(orientation_error[row]) ||
+            !qik_all_finite(effector + 3 * row, 3)) {
             memcpy(q, start, 4 * (size_t)n * sizeof(double)); /* never NaN out: the row as it came */
             status = QIK_NOT_FINITE;
         }
@@ -136,9 +135,7 @@ QIK_EXPORT int32_t qik_carry_tip_twist(const qik_chain *chain, int64_t rows, dou
 
 #define UNIT_SLACK 1e-13 /* solve.UNIT_SLACK: |q|² this close to 1 is unit to rounding */
 
-/* solve._restarted_result's finish: unit poses only get w >= 0 (their measure stands); others
- * are normalised and measured again. Returns whether it measured again. */
-static int finish_row(const qik_chain *chain, const qik_row_goal *goal, double *q, double *scratch,
+int qik_finish_row(const qik_chain *chain, const qik_row_goal *goal, double *q, double *scratch,
                       double *position_error, double *orientation_error, double effector[3])
 {
     int unit = 1;
@@ -158,7 +155,7 @@ QIK_EXPORT int32_t qik_solve(const qik_chain *chain, const qik_goals *goals, con
                              double *starts, double *rotations, const double *preferred, int32_t carry_tip_twist,
                              int64_t *iterations, double *position_error, double *orientation_error, double *effector)
 {
-    if (!qik_chain_is_valid(chain) || !goals_are_valid(goals) || !settings_are_valid(settings) || rows < 0 ||
+    if (!qik_chain_is_valid(chain) || !qik_goals_are_valid(goals) || !qik_settings_are_valid(settings) || rows < 0 ||
         (rows > 0 && (starts == NULL || rotations == NULL || iterations == NULL || position_error == NULL ||
                       orientation_error == NULL || effector == NULL)))
         return QIK_BAD_INPUT;
@@ -168,18 +165,18 @@ QIK_EXPORT int32_t qik_solve(const qik_chain *chain, const qik_goals *goals, con
         return QIK_BAD_INPUT;
     int32_t status = QIK_OK;
     for (int64_t row = 0; row < rows; row++) {
-        qik_row_goal goal = row_goal(goals, row);
+        qik_row_goal goal = qik_row_goal_at(goals, row);
         double *start = starts + 4 * n * row, *q = rotations + 4 * n * row;
         for (int32_t i = 0; i < n; i++)
             qik_clamp_joint(chain, i, start + 4 * i);
         memcpy(q, start, 4 * (size_t)n * sizeof(double));
-        iterations[row] = run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
+        iterations[row] = qik_run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
                                   scratch, position_error + row, orientation_error + row, effector + 3 * row);
-        finish_row(chain, &goal, q, scratch, position_error + row, orientation_error + row, effector + 3 * row);
+        qik_finish_row(chain, &goal, q, scratch, position_error + row, orientation_error + row, effector + 3 * row);
         if (carry_tip_twist)
             carry_tip(chain, q, start);
-        if (!all_finite(q, 4 * (int64_t)n) || !isfinite(position_error[row]) || !isfinite(orientation_error[row]) ||
-            !all_finite(effector + 3 * row, 3) || !all_finite(start, 4 * (int64_t)n))
+        if (!qik_all_finite(q, 4 * (int64_t)n) || !isfinite(position_error[row]) || !isfinite(orientation_error[row]) ||
+            !qik_all_finite(effector + 3 * row, 3) || !qik_all_finite(start, 4 * (int64_t)n))
             status = QIK_NOT_FINITE; /* the caller runs numpy on the whole batch */
     }
     free(scratch);

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#define QIK_INTERFACE_VERSION 1
+#define QIK_INTERFACE_VERSION 2
 
 #if defined(_WIN32)
 #define QIK_EXPORT __declspec(dllexport)
@@ -152,5 +152,120 @@ QIK_EXPORT int32_t qik_carry_tip_twist(const qik_chain *chain, int64_t rows, dou
 QIK_EXPORT int32_t qik_solve(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings, int64_t rows,
                              double *starts, double *rotations, const double *preferred, int32_t carry_tip_twist,
                              int64_t *iterations, double *position_error, double *orientation_error, double *effector);
+
+/* A shot being solved (sequence._Frames): per frame of the shot (``frames`` rows, in the goals'
+ * row order) its pose and whether it met its goal, and the record of every solve: iterations
+ * added up, and the latest answer with its goal errors. The shot's entry points below write it
+ * in place: QIK_BAD_INPUT comes before any write (the shot is as it was), and a step whose solve
+ * is not finite is a miss that writes nothing (QIK_NOT_FINITE at the end, the shot still finite). */
+typedef struct {
+    int64_t frames;
+    double *rotations;                /* (frames, n, 4) */
+    uint8_t *met;                     /* (frames) 0 or 1 */
+    uint8_t *solved;                  /* (frames) 0 or 1: has a pose */
+    int64_t *iterations;              /* (frames) */
+    double *answers;                  /* (frames, n, 4) */
+    double *answer_position_error;    /* (frames) */
+    double *answer_orientation_error; /* (frames) */
+    double *answer_effector;          /* (frames, 3) */
+} qik_shot;
+
+/* sequence._carry's arguments and answers: carries along ``order`` (positions to frames). */
+typedef struct {
+    int64_t order_count;
+    const int64_t *order;      /* (order_count) frame of each position: increasing, in [0, frames) */
+    int64_t carries;
+    const int64_t *origins;    /* (carries) positions carried from */
+    const int64_t *directions; /* (carries) -1 or +1 */
+    const int64_t *bounds;     /* (carries) a position each may not pass, or NULL: carry_frames frames */
+    const int64_t *rivals;     /* (carries) a carry (or -1) that stops once this one is kept, or NULL */
+    int64_t carry_frames;
+    double jump_slack;         /* pose_jumps.JUMP_SLACK */
+    int64_t slots;             /* poses ``carried`` holds */
+    const int64_t *slot_first; /* (carries) each carry's first slot ... */
+    const int64_t *slot_count; /* ... and how many: at least the positions it may pass (to its bound,
+                                * or carry_frames on; not past the shot's end), else QIK_BAD_INPUT */
+    double *carried;           /* (slots, n, 4) out: each carry's poses, nearest first */
+    int64_t *carried_count;    /* (carries) out */
+    uint8_t *kept;             /* (carries) out */
+    int64_t *ran_out_rank;     /* (carries) out: -1, or the order in which carries ran out */
+    int64_t *beyond;           /* (carries) out: where one ran out, the frame past its far end */
+} qik_carry_request;
+
+/* sequence._carry: each carry steps frame by frame from its origin, solving each frame warm
+ * from the step before (``settings``; no restarts), until it misses a goal or turns too fast
+ * (the carry fails), meets the pose already there or reaches the shot's end (its frames are
+ * kept: rotations, met and solved written), or passes its bound (it ran out). All side by side,
+ * a step at a time, as the numpy loop does, so that keeps land in the same order. */
+QIK_EXPORT int32_t qik_carry(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
+                             const qik_shot *shot, const qik_carry_request *carry);
+
+/* sequence._blend_jumps' walkers: each walks its frames (frames[offsets[w] .. + lengths[w]),
+ * the carried poses there alike) from the last to the first, starting from walker_poses[w]:
+ * each step starts from the walker turned a share 1 / (frames left + 1) of the way to the
+ * carried pose (clamped), and is solved there warm (``settings``, no restarts). The answers go
+ * to ``walked`` and ``walked_met`` by row, the walkers' last poses stay in walker_poses, and
+ * the shot records every solve (its rotations, met and solved are not read or written). */
+typedef struct {
+    int64_t walkers;
+    int64_t rows;              /* sum of lengths */
+    const int64_t *lengths;    /* (walkers) */
+    const int64_t *offsets;    /* (walkers) first row of each */
+    const int64_t *frames;     /* (rows) frame of each row, in [0, shot frames) */
+    const double *carried;     /* (rows, n, 4) */
+    double *walker_poses;      /* (walkers, n, 4) in/out */
+    double *walked;            /* (rows, n, 4) out */
+    uint8_t *walked_met;       /* (rows) out */
+} qik_blend_request;
+
+QIK_EXPORT int32_t qik_blend_walk(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
+                                  const qik_shot *shot, const qik_blend_request *blend);
+
+/* sequence._walk_out: walkers step from their seeds (positions in ``order``) one frame at a
+ * time in their direction, into frames that missed their goals, no further than ``until``;
+ * each step solved warm from the walker's last pose (with met_settings where that met its
+ * goal, else tracking_settings), kept where it meets the goal or misses by ``margin`` less
+ * than the frame's pose (and, of walkers on one frame, the one that met, else missed by less),
+ * and only kept steps walk on. All side by side, a step at a time, as the numpy loop. */
+typedef struct {
+    int64_t order_count;
+    const int64_t *order;      /* (order_count) frames, in [0, shot frames) */
+    int64_t walkers;
+    const int64_t *seeds;      /* (walkers) positions */
+    const int64_t *directions; /* (walkers) -1 or +1 */
+    const int64_t *until;      /* (walkers) the last position each may step onto */
+    double margin;
+} qik_walk_request;
+
+QIK_EXPORT int32_t qik_walk_out(const qik_chain *chain, const qik_goals *goals, const qik_settings *met_settings,
+                                const qik_settings *tracking_settings, const qik_shot *shot,
+                                const qik_walk_request *walk);
+
+/* sequence._follow: pieces side by side, a followed frame a step: piece k follows the followed
+ * frames from index begins[k] to ends[k] (either way), each step solved warm from the one before
+ * (met_settings where that met its goal, else tracking_settings), starting from pose[k]. The
+ * poses strictly between go to ``poses`` and ``poses_met`` by followed index; pose[k] and met[k]
+ * end as the piece's arrival. The shot records every solve. */
+typedef struct {
+    int64_t followed_count;
+    const int64_t *followed; /* (followed_count) frames, in [0, shot frames) */
+    int64_t pieces;
+    const int64_t *begins;   /* (pieces) followed indices */
+    const int64_t *ends;
+    double *pose;            /* (pieces, n, 4) in: starts; out: arrivals */
+    uint8_t *met;            /* (pieces) in: the starts met theirs; out: the arrivals */
+    double *poses;           /* (followed_count, n, 4) out, between begins and ends */
+    uint8_t *poses_met;      /* (followed_count) out, alike */
+} qik_follow_request;
+
+QIK_EXPORT int32_t qik_follow(const qik_chain *chain, const qik_goals *goals, const qik_settings *met_settings,
+                              const qik_settings *tracking_settings, const qik_shot *shot,
+                              const qik_follow_request *follow);
+
+/* free_twist.carry_tip_twist_along then within_tip_twist_range: a shot's poses (rotations (frames,
+ * n, 4), in place) whose tip turns from ``start``'s (n, 4) to each frame's direction along the
+ * shortest arc from the frame before, its twist then brought into a ball joint's twist range. */
+QIK_EXPORT int32_t qik_carry_tip_twist_along(const qik_chain *chain, int64_t frames, double *rotations,
+                                             const double *start);
 
 #endif

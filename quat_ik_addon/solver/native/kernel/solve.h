@@ -59,6 +59,24 @@ int64_t qik_run_dls(const qik_chain *chain, const qik_row_goal *goal, const qik_
                     int32_t max_iterations, double *q, const double *preferred, double *scratch, int *met,
                     double *position_error, double *orientation_error, double effector[3]);
 
+/* What the Python side promises of a call's goals and settings, checked again (kernel.c). */
+int qik_goals_are_valid(const qik_goals *goals);
+int qik_settings_are_valid(const qik_settings *settings);
+int qik_all_finite(const double *values, int64_t count);
+
+/* One row's goal of a batch. */
+qik_row_goal qik_row_goal_at(const qik_goals *goals, int64_t row);
+
+/* solve.run_method for one row (q in place); returns the iterations, sets the measured errors. */
+int64_t qik_run_row(const qik_chain *chain, const qik_row_goal *goal, const qik_settings *settings, double *q,
+                    const double *preferred, double *scratch, double *position_error, double *orientation_error,
+                    double effector[3]);
+
+/* solve._restarted_result's finish: unit poses only get w >= 0 (their measure stands); others
+ * are normalised and measured again. Returns whether it measured again. */
+int qik_finish_row(const qik_chain *chain, const qik_row_goal *goal, double *q, double *scratch,
+                   double *position_error, double *orientation_error, double effector[3]);
+
 /* goal_errors of a pose: errors and effector by forward kinematics. */
 void qik_goal_errors(const qik_chain *chain, const qik_row_goal *goal, const double *q, double *scratch,
                      double *position_error, double *orientation_error, double effector[3]);

@@ -19,6 +19,12 @@
  *     memory outside the arrays (the sanitizers see that), must answer one of its status codes,
  *     and QIK_OK must still mean every output is finite.
  *
+ * After the single solves, each case's rows are taken as the frames of a shot (their poses as
+ * run_method left them) and the shot's loops run on it (qik_follow, qik_carry, qik_blend_walk,
+ * qik_walk_out, qik_carry_tip_twist_along) with random orders, pieces, carries and walkers; hostile cases break their indices,
+ * directions, counts and pointers too. These write the shot in place, so QIK_BAD_INPUT must also
+ * mean the shot was left exactly as it was.
+ *
  * Every array is allocated at its exact size, so a read one past its end is an ASan report.
  * Exit status: 0 all cases passed, 1 a check failed (the case is printed), 2 bad arguments.
  */
@@ -784,6 +790,219 @@ static int run_case(fuzz_case *c)
     return 0;
 }
 
+/* ---------------------------------------------------------------- a shot's loops */
+
+static int64_t *random_indices(rng_t *rng, int64_t count, int64_t below_value, int hostile)
+{
+    int64_t *values = allocate(count, sizeof(int64_t));
+    for (int64_t i = 0; i < count; i++) {
+        values[i] = below_value > 0 ? (int64_t)(next_u64(rng) % (uint64_t)below_value) : 0;
+        if (hostile && chance(rng, 0.05))
+            values[i] = chance(rng, 0.5) ? -1 - below(rng, 3) : below_value + below(rng, 3);
+    }
+    return values;
+}
+
+static int64_t *random_directions(rng_t *rng, int64_t count, int hostile)
+{
+    int64_t *values = allocate(count, sizeof(int64_t));
+    for (int64_t i = 0; i < count; i++)
+        values[i] = hostile && chance(rng, 0.05) ? below(rng, 3) * 2 - 2 + chance(rng, 0.5) : chance(rng, 0.5) ? 1 : -1;
+    return values;
+}
+
+/* The shot's arrays before a call: QIK_BAD_INPUT must leave them as they were (the calls write
+ * in place, so they check everything first). */
+typedef struct {
+    double *rotations, *answers;
+    uint8_t *met, *solved;
+    int64_t *iterations;
+} shot_copy;
+
+static shot_copy copy_shot(const qik_shot *shot, int32_t n)
+{
+    int64_t frames = shot->frames;
+    shot_copy copy = {allocate(4 * n * frames, sizeof(double)), allocate(4 * n * frames, sizeof(double)),
+                      allocate(frames, 1), allocate(frames, 1), allocate(frames, sizeof(int64_t))};
+    memcpy(copy.rotations, shot->rotations, (size_t)(4 * n * frames) * sizeof(double));
+    memcpy(copy.answers, shot->answers, (size_t)(4 * n * frames) * sizeof(double));
+    memcpy(copy.met, shot->met, (size_t)frames);
+    memcpy(copy.solved, shot->solved, (size_t)frames);
+    memcpy(copy.iterations, shot->iterations, (size_t)frames * sizeof(int64_t));
+    return copy;
+}
+
+static int shot_unchanged(const shot_copy *copy, const qik_shot *shot, int32_t n)
+{
+    int64_t frames = shot->frames;
+    int same = !memcmp(copy->rotations, shot->rotations, (size_t)(4 * n * frames) * sizeof(double)) &&
+               !memcmp(copy->answers, shot->answers, (size_t)(4 * n * frames) * sizeof(double)) &&
+               !memcmp(copy->met, shot->met, (size_t)frames) && !memcmp(copy->solved, shot->solved, (size_t)frames) &&
+               !memcmp(copy->iterations, shot->iterations, (size_t)frames * sizeof(int64_t));
+    free(copy->rotations);
+    free(copy->answers);
+    free(copy->met);
+    free(copy->solved);
+    free(copy->iterations);
+    return same;
+}
+
+static int check_shot_status(const fuzz_case *c, const char *call, int32_t status, const qik_shot *shot, int32_t n,
+                             shot_copy *before)
+{
+    if (!shot_unchanged(before, shot, n) && status == QIK_BAD_INPUT)
+        return fail(c, call, "refused the input after writing the shot", status);
+    if (!known_status(status))
+        return fail(c, call, "answered an unknown status", status);
+    if (c->hostile)
+        return 0;
+    if (status != QIK_OK)
+        return fail(c, call, "did not answer QIK_OK for a valid input", status);
+    if (!all_finite(shot->rotations, 4 * (int64_t)n * shot->frames))
+        return fail(c, call, "left a non-finite pose in the shot", status);
+    return 0;
+}
+
+static int run_shot_case(rng_t *rng, fuzz_case *c)
+{
+    if (c->n <= 0 || c->rows <= 0)
+        return 0;
+    int32_t n = c->n;
+    int64_t frames = c->rows, hostile = c->hostile;
+    qik_shot shot = {frames,
+                     c->rotations,
+                     allocate(frames, 1),
+                     allocate(frames, 1),
+                     allocate(frames, sizeof(int64_t)),
+                     allocate(4 * n * frames, sizeof(double)),
+                     allocate(frames, sizeof(double)),
+                     allocate(frames, sizeof(double)),
+                     allocate(3 * frames, sizeof(double))};
+    for (int64_t f = 0; f < frames; f++) {
+        shot.met[f] = (uint8_t)chance(rng, 0.5);
+        shot.solved[f] = (uint8_t)chance(rng, 0.8);
+    }
+    /* An order of frames as sequence sends it: increasing (hostile: an entry anywhere). */
+    int64_t order_count = 1 + below(rng, (int)frames), carries = below(rng, 4);
+    int64_t *order = allocate(order_count, sizeof(int64_t));
+    for (int64_t p = 0, frame = 0; p < order_count; p++, frame++) {
+        while (frames - frame > order_count - p && chance(rng, 0.3))
+            frame++;
+        order[p] = frame;
+    }
+    if (hostile && chance(rng, 0.2))
+        order[below(rng, (int)order_count)] = chance(rng, 0.5) ? below(rng, (int)frames) : frames + below(rng, 3);
+    int64_t *origins = random_indices(rng, carries, order_count, hostile);
+    int64_t *directions = random_directions(rng, carries, hostile);
+    int64_t *bounds = chance(rng, 0.5) ? random_indices(rng, carries, order_count, hostile) : NULL;
+    int64_t *rivals = chance(rng, 0.5) ? random_indices(rng, carries, carries + 1, hostile) : NULL;
+    if (rivals != NULL)
+        for (int64_t k = 0; k < carries; k++)
+            rivals[k] -= rivals[k] == carries; /* -1: no rival */
+    int64_t *slot_first = allocate(carries, sizeof(int64_t)), *slot_count = allocate(carries, sizeof(int64_t));
+    int64_t slots = 0;
+    for (int64_t k = 0; k < carries; k++) {
+        slot_first[k] = slots;
+        slot_count[k] = order_count - (hostile && chance(rng, 0.1) ? below(rng, (int)order_count + 1) : 0);
+        slots += slot_count[k];
+    }
+    double *carried = allocate(4 * n * slots, sizeof(double));
+    int64_t *carried_count = allocate(carries, sizeof(int64_t)), *ran_out_rank = allocate(carries, sizeof(int64_t));
+    int64_t *beyond = allocate(carries, sizeof(int64_t));
+    uint8_t *kept = allocate(carries, 1);
+    qik_carry_request carry = {order_count, order,  carries,         origins,     directions, bounds,
+                               rivals,      1 + below(rng, 8), 1e-3, slots,       slot_first, slot_count,
+                               carried,     carried_count,     kept, ran_out_rank, beyond};
+    if (hostile && chance(rng, 0.05))
+        carry.order = NULL;
+    shot_copy before = copy_shot(&shot, n);
+    int failed = check_shot_status(c, "qik_carry", qik_carry(&c->chain, &c->goals, &c->settings, &shot, &carry),
+                                   &shot, n, &before);
+
+    /* Blend walkers over random rows of the shot. */
+    int64_t walkers = below(rng, 4), rows = 0;
+    int64_t *lengths = allocate(walkers, sizeof(int64_t)), *offsets = allocate(walkers, sizeof(int64_t));
+    for (int64_t w = 0; w < walkers; w++) {
+        offsets[w] = rows;
+        lengths[w] = below(rng, 4);
+        rows += lengths[w];
+    }
+    if (hostile && walkers > 0 && chance(rng, 0.1))
+        lengths[below(rng, (int)walkers)] += 1 + below(rng, 3); /* past the rows */
+    int64_t *blend_frames = random_indices(rng, rows, frames, hostile);
+    double *blend_carried = allocate(4 * n * rows, sizeof(double)), *walker_poses = allocate(4 * n * walkers, sizeof(double));
+    double *walked = allocate(4 * n * rows, sizeof(double));
+    uint8_t *walked_met = allocate(rows, 1);
+    for (int64_t r = 0; r < rows * n; r++)
+        random_unit4(rng, blend_carried + 4 * r);
+    for (int64_t r = 0; r < walkers * n; r++)
+        random_unit4(rng, walker_poses + 4 * r);
+    if (hostile && rows > 0 && chance(rng, 0.2))
+        blend_carried[below(rng, (int)(4 * n * rows))] = hostile_double(rng);
+    qik_blend_request blend = {walkers, rows, lengths, offsets, blend_frames, blend_carried, walker_poses, walked, walked_met};
+    if (!failed) {
+        before = copy_shot(&shot, n);
+        int32_t status = qik_blend_walk(&c->chain, &c->goals, &c->settings, &shot, &blend);
+        failed = check_shot_status(c, "qik_blend_walk", status, &shot, n, &before);
+        if (!failed && !hostile && !all_finite(walked, 4 * n * rows))
+            failed = fail(c, "qik_blend_walk", "walked to a non-finite pose", status);
+    }
+
+    /* Walkers out from random seeds. */
+    int64_t walking = below(rng, 4);
+    int64_t *seeds = random_indices(rng, walking, order_count, hostile);
+    int64_t *walk_directions = random_directions(rng, walking, hostile);
+    int64_t *until = random_indices(rng, walking, order_count, hostile);
+    qik_walk_request walk = {order_count, order, walking, seeds, walk_directions, until, uniform(rng, 0.0, 0.01)};
+    if (!failed) {
+        before = copy_shot(&shot, n);
+        int32_t status = qik_walk_out(&c->chain, &c->goals, &c->settings, &c->settings, &shot, &walk);
+        failed = check_shot_status(c, "qik_walk_out", status, &shot, n, &before);
+    }
+
+    /* Pieces followed between random followed indices. */
+    int64_t pieces = below(rng, 4);
+    int64_t *begins = random_indices(rng, pieces, order_count, hostile), *ends = random_indices(rng, pieces, order_count, hostile);
+    double *follow_pose = allocate(4 * n * pieces, sizeof(double)), *follow_poses = allocate(4 * n * order_count, sizeof(double));
+    uint8_t *follow_met = allocate(pieces, 1), *follow_poses_met = allocate(order_count, 1);
+    for (int64_t r = 0; r < pieces * n; r++)
+        random_unit4(rng, follow_pose + 4 * r);
+    if (hostile && pieces > 0 && chance(rng, 0.2))
+        follow_pose[below(rng, (int)(4 * n * pieces))] = hostile_double(rng);
+    qik_follow_request follow = {order_count, order, pieces, begins, ends, follow_pose, follow_met, follow_poses,
+                                 follow_poses_met};
+    if (!failed) {
+        before = copy_shot(&shot, n);
+        int32_t status = qik_follow(&c->chain, &c->goals, &c->settings, &c->settings, &shot, &follow);
+        failed = check_shot_status(c, "qik_follow", status, &shot, n, &before);
+        if (!failed && !hostile && !all_finite(follow_pose, 4 * n * pieces))
+            failed = fail(c, "qik_follow", "arrived at a non-finite pose", status);
+    }
+
+    /* The tip's twist carried along the shot from a random start. */
+    double *tip_start = allocate(4 * n, sizeof(double));
+    for (int32_t i = 0; i < n; i++)
+        random_unit4(rng, tip_start + 4 * i);
+    if (hostile && chance(rng, 0.2))
+        tip_start[below(rng, 4 * n)] = hostile_double(rng);
+    if (!failed) {
+        int32_t status = qik_carry_tip_twist_along(&c->chain, frames, c->rotations, tip_start);
+        if (!known_status(status))
+            failed = fail(c, "qik_carry_tip_twist_along", "answered an unknown status", status);
+        else if (!hostile && (status != QIK_OK || !all_finite(c->rotations, 4 * (int64_t)n * frames)))
+            failed = fail(c, "qik_carry_tip_twist_along", "did not carry a valid shot to finite poses", status);
+    }
+    free(tip_start);
+
+    void *arrays[] = {begins, ends, follow_pose, follow_poses, follow_met, follow_poses_met, shot.met, shot.solved, shot.iterations, shot.answers, shot.answer_position_error,
+                      shot.answer_orientation_error, shot.answer_effector, order, origins, directions, bounds, rivals,
+                      slot_first, slot_count, carried, carried_count, ran_out_rank, beyond, kept, lengths, offsets,
+                      blend_frames, blend_carried, walker_poses, walked, walked_met, seeds, walk_directions, until};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 4) {
@@ -822,7 +1041,7 @@ int main(int argc, char **argv)
             break_case(&rng, &c);
             hostile_cases++;
         }
-        int failed = run_case(&c);
+        int failed = run_case(&c) || run_shot_case(&rng, &c);
         free_case(&c);
         if (failed)
             return 1;

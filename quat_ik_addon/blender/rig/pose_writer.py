@@ -1,0 +1,51 @@
+"""Write solved rotations to the chain's pose bones, each in its own ``rotation_mode``.
+
+Values stay continuous with what the bone holds now (quaternion hemisphere, compatible
+Euler, axis-angle side), bones held by locked channels are never written, locked channels
+keep their exact values (``locks.held_channels``), and nothing is written when nothing
+changed by more than ``CHANGE_TOLERANCE`` (so a live re-solve to the same pose leaves the
+data untouched).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import locks, rotation_modes
+from .reader import ChainRig
+
+CHANGE_TOLERANCE = 1e-9
+
+
+def write_pose(rig: ChainRig, rotations: np.ndarray) -> bool:
+    """Write one pose (n, 4) to the armature's pose bones; True if any value changed."""
+    pose_bones = rig.armature.pose.bones
+    changed = False
+    for name, writable, q in zip(rig.bone_names, rig.writable, rotations, strict=True):
+        if not writable:
+            continue
+        pose_bone = pose_bones[name]
+        if locks.holds_no_quaternion_channel(pose_bone):
+            changed |= _write_quaternion(pose_bone, q)
+            continue
+        held = locks.held_channels(pose_bone)  # the mode, the locks and the current values, read once
+        current = np.asarray(held.values)
+        values = held.restore(rotation_modes.channel_values(held.mode, q[None, :], current))[0]
+        if np.max(np.abs(values - current)) > CHANGE_TOLERANCE:
+            setattr(pose_bone, rotation_modes.data_path_and_size(held.mode)[0], values)
+            changed = True
+    return changed
+
+
+def _write_quaternion(pose_bone, q: np.ndarray) -> bool:
+    """The common case of ``write_pose`` in plain floats (a Live update writes every chain bone,
+    and numpy's calls cost more than the arithmetic on four numbers): the sign of the bone's
+    current quaternion (``rotation_modes.continuous_quaternions``), written if it changed."""
+    current = tuple(pose_bone.rotation_quaternion)
+    values = tuple(float(value) for value in q)
+    if sum(a * b for a, b in zip(values, current, strict=True)) < 0.0:
+        values = tuple(-value for value in values)
+    if max(abs(a - b) for a, b in zip(values, current, strict=True)) <= CHANGE_TOLERANCE:
+        return False
+    pose_bone.rotation_quaternion = values
+    return True
