@@ -1,0 +1,245 @@
+"""What a body reaches for: effectors, their goals at priority levels, and pinned bones.
+
+A goal asks an effector (a point on a bone) for a position, an orientation (wxyz, the bone's
+posed frame in the root frame) and/or a direction (where the bone's ``aim_axis`` points),
+each weighted, at a priority ``level`` (0 is the highest). A pin holds a bone's head and/or
+frame where it is given, above every level. All targets are in the body's root frame, one row
+per goal set: (3,) or (N, 3) positions, (4,) or (N, 4) orientations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .. import quaternion as quat
+from ..entry_checks import finite_array
+from .skeleton import Body
+
+Array = NDArray[np.float64]
+
+PIN_LEVEL = -1  # pins come before every goal's level
+
+
+@dataclass(frozen=True)
+class Effector:
+    """A point on ``bone``: its tail plus ``offset`` (in the bone's frame)."""
+
+    bone: str
+    offset: Array = field(default_factory=lambda: np.zeros(3))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offset", finite_array(self.offset, (3,), "effector offset"))
+
+    @classmethod
+    def of_chain(cls, chain) -> Effector:
+        """The effector of a ``Chain``: its tip's tail plus its effector offset."""
+        return cls(chain.bone_names[-1], chain.effector_offset)
+
+
+@dataclass(frozen=True)
+class Goal:
+    """Where an effector should be: any of ``position``, ``orientation`` or ``direction``
+    (orientation and direction exclude each other), at priority ``level`` (0 highest)."""
+
+    effector: Effector | str
+    position: ArrayLike | None = None
+    orientation: ArrayLike | None = None
+    direction: ArrayLike | None = None
+    aim_axis: ArrayLike = (0.0, 1.0, 0.0)
+    position_weight: float = 1.0
+    orientation_weight: float = 1.0
+    level: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.effector, str):
+            object.__setattr__(self, "effector", Effector(self.effector))
+        if not isinstance(self.effector, Effector):
+            raise ValueError(f"a goal's effector must be an Effector or a bone name, not {self.effector!r}")
+        if self.position is None and self.orientation is None and self.direction is None:
+            raise ValueError(
+                f"the goal of {self.effector.bone!r} asks for nothing: give a position, orientation or direction"
+            )
+        if self.orientation is not None and self.direction is not None:
+            raise ValueError(f"the goal of {self.effector.bone!r}: give an orientation or a direction, not both")
+        if isinstance(self.level, bool) or not isinstance(self.level, int | np.integer) or self.level < 0:
+            raise ValueError(f"a goal's level must be a whole number >= 0, not {self.level!r}")
+        for name in ("position_weight", "orientation_weight"):
+            weight = getattr(self, name)
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, int | float | np.number)
+                or not (math.isfinite(weight) and weight >= 0.0)
+            ):
+                raise ValueError(f"{name} must be a finite number >= 0, not {weight!r}")
+        aim = finite_array(self.aim_axis, (3,), "aim axis")
+        if not np.linalg.norm(aim) > 1e-12:
+            raise ValueError(f"the aim axis must be nonzero, not {aim.tolist()}")
+        object.__setattr__(self, "aim_axis", aim / np.linalg.norm(aim))
+
+
+@dataclass(frozen=True)
+class Pin:
+    """``bone`` held above every goal: its head at ``position`` and/or its posed frame at
+    ``rotation`` (wxyz), root frame."""
+
+    bone: str
+    position: ArrayLike | None = None
+    rotation: ArrayLike | None = None
+
+    def __post_init__(self) -> None:
+        if self.position is None and self.rotation is None:
+            raise ValueError(f"the pin of {self.bone!r} holds nothing: give a position, a rotation or both")
+
+
+@dataclass(frozen=True)
+class Tasks:
+    """Goals and pins checked and laid out as arrays for N rows, pins first, then goals in the
+    order given. ``level_of`` maps each to its place in ``levels`` (pins: ``PIN_LEVEL``)."""
+
+    bones: NDArray[np.intp]  # (T,) the bone each task's point lies on
+    points: Array  # (T, 3) the point in its bone's frame from the head, unstretched
+    positions: Array  # (N, T, 3), NaN where a task has no position
+    orientations: Array  # (N, T, 4), NaN where none
+    directions: Array  # (N, T, 3), NaN where none
+    aim_axes: Array  # (T, 3)
+    position_weights: Array  # (T,), 0 where a task has no position
+    orientation_weights: Array  # (T,), 0 where none
+    levels: tuple[int, ...]  # the distinct levels, highest priority first (PIN_LEVEL if pins)
+    level_of: NDArray[np.intp]  # (T,) index into ``levels``
+    n_pins: int
+
+    @property
+    def count(self) -> int:
+        return len(self.positions)
+
+    @property
+    def has_position(self) -> NDArray[np.bool_]:
+        return ~np.isnan(self.positions[0, :, 0])
+
+    @property
+    def has_orientation(self) -> NDArray[np.bool_]:
+        return ~np.isnan(self.orientations[0, :, 0])
+
+    @property
+    def has_direction(self) -> NDArray[np.bool_]:
+        return ~np.isnan(self.directions[0, :, 0])
+
+    def take(self, rows: NDArray[np.intp]) -> Tasks:
+        """The tasks of the given rows (nothing checked again)."""
+        taken = object.__new__(Tasks)
+        for name, value in self.__dict__.items():
+            per_row = name in ("positions", "orientations", "directions")
+            object.__setattr__(taken, name, value[rows] if per_row else value)
+        return taken
+
+
+def _rows(value: ArrayLike, size: int, what: str) -> Array:
+    """(rows, size) targets from one (size,) target or (rows, size) of them."""
+    try:
+        shape = np.shape(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be numbers, not {value!r}") from None
+    if len(shape) == 1:
+        return finite_array(value, (1, size), what)
+    if len(shape) != 2 or shape[1] != size:
+        raise ValueError(f"{what} must have shape ({size},) or (N, {size}), not {shape}")
+    return finite_array(value, shape, what)
+
+
+def lay_out(body: Body, goals: Sequence[Goal], pins: Sequence[Pin] = ()) -> Tasks:
+    """Goals and pins as ``Tasks`` (ValueError naming what is wrong)."""
+    goals, pins = tuple(goals), tuple(pins)
+    if not goals and not pins:
+        raise ValueError("give at least one goal or pin")
+    for goal in goals:
+        if not isinstance(goal, Goal):
+            raise ValueError(f"goals must be Goal objects, not {goal!r}")
+    for pin in pins:
+        if not isinstance(pin, Pin):
+            raise ValueError(f"pins must be Pin objects, not {pin!r}")
+    count = len(goals) + len(pins)
+    wanted: list[tuple[Array | None, Array | None, Array | None]] = []
+    bones, points, aims, position_weights, orientation_weights, raw_levels = [], [], [], [], [], []
+    for pin in pins:
+        bone = body.index(pin.bone)
+        position = None if pin.position is None else _rows(pin.position, 3, f"pin position of {pin.bone!r}")
+        rotation = None if pin.rotation is None else _rows(pin.rotation, 4, f"pin rotation of {pin.bone!r}")
+        wanted.append((position, rotation, None))
+        bones.append(bone)
+        points.append(np.zeros(3))
+        aims.append(np.array([0.0, 1.0, 0.0]))
+        position_weights.append(0.0 if position is None else 1.0)
+        orientation_weights.append(0.0 if rotation is None else 1.0)
+        raw_levels.append(PIN_LEVEL)
+    for goal in goals:
+        effector = goal.effector
+        bone = body.index(effector.bone)
+        what = f"goal of {effector.bone!r}"
+        position = None if goal.position is None else _rows(goal.position, 3, f"{what}: position")
+        orientation = None if goal.orientation is None else _rows(goal.orientation, 4, f"{what}: orientation")
+        direction = None if goal.direction is None else _rows(goal.direction, 3, f"{what}: direction")
+        wanted.append((position, orientation, direction))
+        bones.append(bone)
+        points.append(np.array([0.0, body.lengths[bone], 0.0]) + effector.offset)
+        aims.append(goal.aim_axis)
+        position_weights.append(0.0 if position is None else float(goal.position_weight))
+        orientation_weights.append(0.0 if orientation is None and direction is None else float(goal.orientation_weight))
+        raw_levels.append(int(goal.level))
+    sizes = {len(a) for triple in wanted for a in triple if a is not None and len(a) != 1}
+    if len(sizes) > 1:
+        raise ValueError(f"goals and pins give different numbers of rows: {sorted(sizes)}")
+    rows = sizes.pop() if sizes else 1
+    positions = np.full((rows, count, 3), np.nan)
+    orientations = np.full((rows, count, 4), np.nan)
+    directions = np.full((rows, count, 3), np.nan)
+    for t, (position, orientation, direction) in enumerate(wanted):
+        if position is not None:
+            positions[:, t] = position
+        if orientation is not None:
+            size = np.linalg.norm(orientation, axis=-1)
+            if np.any(size < 1e-12):
+                raise ValueError(f"task {t}: a target orientation is the zero quaternion")
+            orientations[:, t] = quat.normalize(orientation)
+        if direction is not None:
+            size = np.linalg.norm(direction, axis=-1, keepdims=True)
+            if np.any(size < 1e-12):
+                raise ValueError(f"task {t}: a target direction is the zero vector")
+            directions[:, t] = direction / size
+    if np.any(np.abs(np.nan_to_num(positions)) > 1e50):
+        raise ValueError("target positions must lie within ±1e50")
+    levels = tuple(sorted(set(raw_levels)))
+    return Tasks(
+        bones=np.array(bones, dtype=np.intp),
+        points=np.array(points),
+        positions=positions,
+        orientations=orientations,
+        directions=directions,
+        aim_axes=np.array(aims),
+        position_weights=np.array(position_weights),
+        orientation_weights=np.array(orientation_weights),
+        levels=levels,
+        level_of=np.array([levels.index(level) for level in raw_levels], dtype=np.intp),
+        n_pins=len(pins),
+    )
+
+
+def task_errors(tasks: Tasks, pose, size: float) -> tuple[Array, Array]:
+    """(N, T) position errors and orientation errors (radians) of every task at a ``BodyPose``;
+    zero for what a task does not ask."""
+    points = pose.points(tasks.bones, tasks.points)
+    position_error = np.where(tasks.has_position, np.linalg.norm(np.nan_to_num(tasks.positions) - points, axis=-1), 0.0)
+    frames = pose.rotations[:, tasks.bones]
+    orientation_error = np.zeros(position_error.shape)
+    full = tasks.has_orientation
+    if full.any():
+        orientation_error[:, full] = quat.angle_between(frames[:, full], tasks.orientations[:, full])
+    aimed = tasks.has_direction
+    if aimed.any():
+        aims = quat.rotate(frames[:, aimed], tasks.aim_axes[aimed])
+        orientation_error[:, aimed] = quat.direction_angle(aims, tasks.directions[:, aimed])
+    return position_error, orientation_error

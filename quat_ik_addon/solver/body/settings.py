@@ -1,0 +1,97 @@
+"""How a body solve runs, and what it returns: small frozen dataclasses."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+@dataclass(frozen=True)
+class BodySettings:
+    """``relative_tolerance`` × the body's size is the distance counted as reached (angles: that
+    distance over the size, unless ``orientation_tolerance`` radians is given). While the lower
+    levels move, a met level may drift to ``working_tolerance`` × size; ``polish_iterations``
+    then bring it back within the tolerance. ``damping`` is λ's start, × size; a row stops after
+    ``stall_iterations`` steps in a row that fail or gain less than ``stall_ratio``. Goals left
+    unmet are solved again from ``restart_candidates`` random poses inside the limits,
+    ``restarts`` rounds of ``restart_iterations``. ``use_stretch``: stretchy bones may stretch
+    where the goals need it."""
+
+    max_iterations: int = 100
+    polish_iterations: int = 30
+    relative_tolerance: float = 1e-6
+    orientation_tolerance: float | None = None
+    working_tolerance: float = 1e-3
+    damping: float = 0.05
+    stall_iterations: int = 8
+    stall_ratio: float = 1e-4
+    restarts: int = 2
+    restart_candidates: int = 6
+    restart_iterations: int = 40
+    seed: int = 0
+    use_stretch: bool = True
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_iterations",
+            "polish_iterations",
+            "stall_iterations",
+            "restarts",
+            "restart_candidates",
+            "restart_iterations",
+            "seed",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+                raise ValueError(f"{name} must be a whole number >= 0, not {value!r}")
+        for name in ("relative_tolerance", "working_tolerance", "damping"):
+            value = getattr(self, name)
+            if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0.0):
+                raise ValueError(f"{name} must be a finite number > 0, not {value!r}")
+        if self.orientation_tolerance is not None and not (
+            np.isfinite(self.orientation_tolerance) and self.orientation_tolerance > 0.0
+        ):
+            raise ValueError(f"orientation_tolerance must be a finite number > 0, not {self.orientation_tolerance!r}")
+        if not 0.0 <= self.stall_ratio < 1.0:
+            raise ValueError(f"stall_ratio must be within [0, 1), not {self.stall_ratio!r}")
+        if not isinstance(self.use_stretch, bool):
+            raise ValueError(f"use_stretch must be True or False, not {self.use_stretch!r}")
+
+    def tolerances(self, size: float) -> tuple[float, float]:
+        """(distance, angle) counted as met for a body of ``size``."""
+        angle = self.relative_tolerance if self.orientation_tolerance is None else self.orientation_tolerance
+        return self.relative_tolerance * size, angle
+
+    def working_tolerances(self, size: float) -> tuple[float, float]:
+        """(distance, angle) a met level may drift to while lower levels move."""
+        distance, angle = self.tolerances(size)
+        return max(distance, self.working_tolerance * size), max(angle, self.working_tolerance)
+
+
+@dataclass(frozen=True)
+class BodyResult:
+    """Per row (N goal sets) outcome of a body solve, measured by forward kinematics of exactly
+    the returned rotations and stretch. Goal arrays follow the order the goals were given in,
+    pin arrays the order of the pins; ``levels`` are the goals' distinct levels, highest first."""
+
+    rotations: NDArray[np.float64]  # (N, B, 4) pose rotations, wxyz
+    stretch: NDArray[np.float64]  # (N, B) Y scales, 1 = rest length
+    position_error: NDArray[np.float64]  # (N, G), 0 where a goal has no position
+    orientation_error: NDArray[np.float64]  # (N, G) radians, 0 where none
+    pin_position_error: NDArray[np.float64]  # (N, P)
+    pin_rotation_error: NDArray[np.float64]  # (N, P) radians
+    levels: tuple[int, ...]
+    level_met: NDArray[np.bool_]  # (N, len(levels))
+    pins_held: NDArray[np.bool_]  # (N,) every pin within tolerance
+    iterations: NDArray[np.int64]  # (N,)
+    restarts: NDArray[np.int64]  # (N,) restart rounds used
+    tolerance: float
+    angle_tolerance: float
+
+    @property
+    def all_met(self) -> NDArray[np.bool_]:
+        """(N,) every pin held and every goal met."""
+        return self.pins_held & np.all(self.level_met, axis=1)

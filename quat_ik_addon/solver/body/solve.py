@@ -1,0 +1,224 @@
+"""The body solver's front door: every effector's goals and every pin in one solve.
+
+The solve runs in two stages. First the rotations alone, every bone at its rest length, with
+restarts from random poses inside the limits for rows left unmet. Only rows still unmet go on
+to the second stage, in which the stretchy bones may stretch, with a last priority level that
+asks each back to its rest length in whatever freedom the goals leave; its answer replaces the
+first stage's only where it ranks better (``ranking.better_than``). So stretch is zero wherever
+the rotations reach, and where they do not it is the least the DLS steps find that reaches
+further. (Weighting stretch by its stiffness in one DLS instead would let it take a share of
+every step, reachable goals included.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..entry_checks import finite_array
+from .goals import PIN_LEVEL, Goal, Pin, Tasks, lay_out, task_errors
+from .iterate import CREEP_FROZEN, FLOOR, Measure, iterate
+from .ranking import better_than
+from .settings import BodyResult, BodySettings
+from .skeleton import Body
+
+Array = NDArray[np.float64]
+
+CREEP = CREEP_FROZEN  # while lower levels move, a level out of reach may rise this much
+_NO_STRETCH = np.zeros(0, dtype=np.intp)
+
+
+def solve_body(
+    body: Body,
+    goals: Sequence[Goal],
+    pins: Sequence[Pin] = (),
+    *,
+    start_rotations: ArrayLike | None = None,
+    settings: BodySettings | None = None,
+) -> BodyResult:
+    """Solve N rows of goals and pins at once (their targets (3,)/(4,) or (N, 3)/(N, 4), root
+    frame). Starts from ``start_rotations`` ((B, 4) or (N, B, 4), brought inside the limits),
+    else from rest. ValueError on anything that cannot be solved as given."""
+    settings = settings or BodySettings()
+    if not isinstance(body, Body):
+        raise ValueError(f"solve_body needs a Body, not {body!r}")
+    if not isinstance(settings, BodySettings):
+        raise ValueError(f"settings must be BodySettings, not {settings!r}")
+    tasks = lay_out(body, goals, pins)
+    count = tasks.count
+    rotations = _start(body, start_rotations, count)
+    stretch = body.clamp_stretch(np.ones((count, body.n_bones)))
+    strict = Measure(*settings.tolerances(body.size), _NO_STRETCH)
+    rotations, stretch, iterations = _stage(
+        body, tasks, rotations, stretch, settings, _NO_STRETCH, settings.max_iterations
+    )
+    restarts = _restart(body, tasks, rotations, stretch, iterations, settings, strict)
+    if settings.use_stretch and body.stretchy_bones.size:
+        unmet = np.nonzero(_unmet(body, tasks, rotations, stretch, strict))[0]
+        if unmet.size:
+            row_tasks = tasks.take(unmet)
+            more_rotations, more_stretch, more = _stage(
+                body,
+                row_tasks,
+                rotations[unmet],
+                stretch[unmet],
+                settings,
+                body.stretchy_bones,
+                settings.max_iterations,
+            )
+            iterations[unmet] += more
+            better = better_than(
+                strict.excess(body, row_tasks, body.forward_kinematics(more_rotations, more_stretch)),
+                strict.excess(body, row_tasks, body.forward_kinematics(rotations[unmet], stretch[unmet])),
+                FLOOR * body.size**2,
+            )
+            rotations[unmet[better]] = more_rotations[better]
+            stretch[unmet[better]] = more_stretch[better]
+    return _result(body, tasks, rotations, stretch, iterations, restarts, strict)
+
+
+def _start(body: Body, start_rotations: ArrayLike | None, count: int) -> Array:
+    if start_rotations is None:
+        return body.clamp_rotations(body.rest_pose(count))
+    start = np.asarray(start_rotations, dtype=float) if not np.iscomplexobj(start_rotations) else None
+    if start is None or start.shape not in ((body.n_bones, 4), (count, body.n_bones, 4)):
+        shape = None if start is None else start.shape
+        raise ValueError(
+            f"start rotations must be real, shaped ({body.n_bones}, 4) or ({count}, {body.n_bones}, 4), not {shape}"
+        )
+    start = finite_array(np.broadcast_to(start, (count, body.n_bones, 4)), (count, body.n_bones, 4), "start rotations")
+    if np.any(np.linalg.norm(start, axis=-1) < 1e-12):
+        raise ValueError("start rotations contain a zero quaternion")
+    return body.clamp_rotations(start)
+
+
+def _stage(
+    body: Body,
+    tasks: Tasks,
+    rotations: Array,
+    stretch: Array,
+    settings: BodySettings,
+    stretchy: NDArray[np.intp],
+    max_iterations: int,
+    lean: bool = False,
+) -> tuple[Array, Array, NDArray[np.int64]]:
+    """Iterations with a met level free to drift to the working tolerance, then a polish that
+    brings every level back within the tolerance. ``lean``: see ``iterate``."""
+    working = Measure(*settings.working_tolerances(body.size), stretchy)
+    rotations, stretch, iterations = iterate(
+        body, tasks, rotations, stretch, settings, working, max_iterations=max_iterations, creep=CREEP, lean=lean
+    )
+    strict = Measure(*settings.tolerances(body.size), stretchy)
+    # The polish moves only the levels met to the working tolerance; the others (out of reach,
+    # stalled at their closest) hold still, so that their pull does not undo it.
+    excess = working.excess(body, tasks, body.forward_kinematics(rotations, stretch))
+    frozen = excess[:, : len(tasks.levels)] > FLOOR * body.size**2
+    rotations, stretch, more = iterate(
+        body,
+        tasks,
+        rotations,
+        stretch,
+        settings,
+        strict,
+        max_iterations=settings.polish_iterations,
+        creep=0.0,
+        frozen=frozen,
+    )
+    return rotations, stretch, iterations + more
+
+
+def _unmet(body: Body, tasks: Tasks, rotations: Array, stretch: Array, strict: Measure) -> NDArray[np.bool_]:
+    excess = strict.excess(body, tasks, body.forward_kinematics(rotations, stretch))
+    return np.any(excess > FLOOR * body.size**2, axis=1)
+
+
+def _restart(
+    body: Body,
+    tasks: Tasks,
+    rotations: Array,
+    stretch: Array,
+    iterations: NDArray[np.int64],
+    settings: BodySettings,
+    strict: Measure,
+) -> NDArray[np.int64]:
+    """Rows left unmet solved again from ``restart_candidates`` random poses inside the limits
+    each (Blow 2002's restarts), all batched; the best candidate by priority replaces a row's
+    pose where it ranks better. Changes ``rotations`` and ``iterations`` in place; returns the
+    rounds each row used."""
+    rounds = np.zeros(tasks.count, dtype=np.int64)
+    candidates = settings.restart_candidates
+    rng = np.random.default_rng(settings.seed)
+    floor = FLOOR * body.size**2
+    held = body.turn_shares == 0.0  # fixed or stiffness 1: a restart keeps them as they are
+    for _ in range(settings.restarts if candidates else 0):
+        unmet = np.nonzero(_unmet(body, tasks, rotations, stretch, strict))[0]
+        if unmet.size == 0:
+            break
+        rows = np.repeat(unmet, candidates)
+        starts = body.random_poses(rng, rows.size)
+        starts[:, held] = rotations[rows][:, held]
+        row_tasks = tasks.take(rows)
+        trial, trial_stretch, trial_iterations = _stage(
+            body, row_tasks, starts, stretch[rows], settings, _NO_STRETCH, settings.restart_iterations, lean=True
+        )
+        excess = strict.excess(body, row_tasks, body.forward_kinematics(trial, trial_stretch))
+        excess = excess.reshape(unmet.size, candidates, -1)
+        pick = np.zeros(unmet.size, dtype=np.intp)
+        for c in range(1, candidates):
+            ahead = better_than(excess[:, c], excess[np.arange(unmet.size), pick], floor)
+            pick[ahead] = c
+        chosen = np.arange(unmet.size) * candidates + pick
+        current = strict.excess(body, tasks.take(unmet), body.forward_kinematics(rotations[unmet], stretch[unmet]))
+        take = better_than(excess[np.arange(unmet.size), pick], current, floor)
+        rotations[unmet[take]] = trial[chosen[take]]
+        iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
+        rounds[unmet] += 1
+    return rounds
+
+
+def _result(
+    body: Body,
+    tasks: Tasks,
+    rotations: Array,
+    stretch: Array,
+    iterations: NDArray[np.int64],
+    restarts: NDArray[np.int64],
+    strict: Measure,
+) -> BodyResult:
+    pose = body.forward_kinematics(rotations, stretch)
+    position_error, orientation_error = task_errors(tasks, pose, body.size)
+    # A goal's part of weight 0 asks nothing (as ``ranking.level_excess`` counts it).
+    met = ((position_error <= strict.tolerance) | (tasks.position_weights == 0.0)) & (
+        (orientation_error <= strict.angle_tolerance) | (tasks.orientation_weights == 0.0)
+    )
+    pins = slice(0, tasks.n_pins)
+    goals = slice(tasks.n_pins, None)
+    goal_levels = tuple(level for level in tasks.levels if level != PIN_LEVEL)
+    level_met = (
+        np.stack(
+            [
+                np.all(met[:, goals][:, tasks.level_of[goals] == tasks.levels.index(level)], axis=1)
+                for level in goal_levels
+            ],
+            axis=1,
+        )
+        if goal_levels
+        else np.ones((tasks.count, 0), dtype=bool)
+    )
+    return BodyResult(
+        rotations=rotations,
+        stretch=stretch,
+        position_error=position_error[:, goals],
+        orientation_error=orientation_error[:, goals],
+        pin_position_error=position_error[:, pins],
+        pin_rotation_error=orientation_error[:, pins],
+        levels=goal_levels,
+        level_met=level_met,
+        pins_held=np.all(met[:, pins], axis=1),
+        iterations=iterations,
+        restarts=restarts,
+        tolerance=strict.tolerance,
+        angle_tolerance=strict.angle_tolerance,
+    )

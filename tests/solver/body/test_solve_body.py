@@ -1,0 +1,127 @@
+"""Bodies whose goals can all be met meet them all; what ``solve_body`` refuses."""
+
+import numpy as np
+import pytest
+from body_helpers import LIMIT_SLACK, assert_result_is_honest, tails
+
+from quat_ik_addon.solver import quaternion as quat
+from quat_ik_addon.solver.body import BodySettings, Effector, Goal, Pin, solve_body
+from quat_ik_addon.solver.body.reference_bodies import legs
+
+ROWS = 12
+REACHED = 1e-5  # × the body's size: a met goal's position, checked by forward kinematics
+REACHED_ANGLE = 1e-5  # radians
+
+
+def _reachable(body, rng, count):
+    poses = body.random_poses(rng, count)
+    return body.forward_kinematics(poses)
+
+
+def test_both_hands_reach_positions_together(upper_body, rng):
+    pose = _reachable(upper_body, rng, ROWS)
+    goals = [
+        Goal("hand.L", position=tails(upper_body, pose, "hand.L")),
+        Goal("hand.R", position=tails(upper_body, pose, "hand.R")),
+    ]
+    result = solve_body(upper_body, goals)
+    assert_result_is_honest(upper_body, goals, result)
+    assert result.level_met.all(), result.position_error
+    assert result.position_error.max() <= REACHED * upper_body.size
+    assert upper_body.limit_violation(result.rotations).max() <= LIMIT_SLACK
+
+
+def test_hands_reach_positions_orientations_and_directions(upper_body, rng):
+    pose = _reachable(upper_body, rng, ROWS)
+    right_hand = upper_body.index("hand.R")
+    left_forearm = upper_body.index("forearm.L")
+    goals = [
+        Goal("hand.L", position=tails(upper_body, pose, "hand.L")),
+        Goal("hand.R", position=tails(upper_body, pose, "hand.R"), orientation=pose.rotations[:, right_hand]),
+        Goal(
+            Effector("forearm.L"),
+            direction=quat.rotate(pose.rotations[:, left_forearm], [0.0, 0.0, 1.0]),
+            aim_axis=(0.0, 0.0, 1.0),
+        ),
+    ]
+    result = solve_body(upper_body, goals)
+    assert_result_is_honest(upper_body, goals, result)
+    assert result.level_met.all()
+    assert result.position_error.max() <= REACHED * upper_body.size
+    assert result.orientation_error.max() <= REACHED_ANGLE
+    solved = upper_body.forward_kinematics(result.rotations)
+    turned = quat.angle_between(solved.rotations[:, right_hand], pose.rotations[:, right_hand])
+    assert turned.max() <= REACHED_ANGLE
+
+
+def test_feet_reach_from_a_shared_hips(rng):
+    body = legs()
+    pose = _reachable(body, rng, ROWS)
+    goals = [Goal("foot.L", position=tails(body, pose, "foot.L")), Goal("foot.R", position=tails(body, pose, "foot.R"))]
+    result = solve_body(body, goals)
+    assert_result_is_honest(body, goals, result)
+    assert result.position_error.max() <= REACHED * body.size
+
+
+def test_one_goal_set_as_single_arrays(upper_body):
+    goal = Goal("hand.L", position=[-0.5, 0.7, 0.2])
+    result = solve_body(upper_body, [goal])
+    assert result.rotations.shape == (1, upper_body.n_bones, 4)
+    assert result.stretch.shape == (1, upper_body.n_bones)
+    assert result.levels == (0,)
+
+
+@pytest.mark.parametrize(
+    ("goals", "pins", "message"),
+    [
+        ([], (), "give at least one goal or pin"),
+        ([Goal("tail", position=[0, 1, 0])], (), "the body has no bone 'tail'"),
+        ([Goal("hand.L", position=[np.nan, 1, 0])], (), "position must be finite"),
+        (
+            [Goal("hand.L", position=np.zeros((3, 3))), Goal("hand.R", position=np.zeros((4, 3)))],
+            (),
+            "different numbers of rows",
+        ),
+        ([Goal("hand.L", orientation=[0, 0, 0, 0])], (), "zero quaternion"),
+        ([Goal("hand.L", position=np.zeros((2, 4)))], (), r"must have shape \(3,\) or \(N, 3\)"),
+        ([], (Pin("tail", position=[0, 1, 0]),), "the body has no bone 'tail'"),
+    ],
+)
+def test_bad_goals_are_refused_with_a_reason(upper_body, goals, pins, message):
+    with pytest.raises(ValueError, match=message):
+        solve_body(upper_body, goals, pins)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Goal("hand.L"), "asks for nothing"),
+        (lambda: Pin("hand.L"), "holds nothing"),
+        (lambda: Goal("hand.L", position=[0, 1, 0], level=-1), "level must be a whole number >= 0"),
+        (lambda: Goal("hand.L", position=[0, 1, 0], position_weight=float("inf")), "position_weight must be"),
+        (lambda: Goal("hand.L", orientation=[1, 0, 0, 0], direction=[0, 1, 0]), "not both"),
+        (lambda: BodySettings(max_iterations=-1), "max_iterations must be a whole number"),
+        (lambda: BodySettings(damping=0.0), "damping must be a finite number > 0"),
+    ],
+)
+def test_bad_goals_and_settings_are_refused_when_made(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_bad_start_rotations_are_refused(upper_body):
+    goal = Goal("hand.L", position=[-0.5, 0.7, 0.2])
+    with pytest.raises(ValueError, match="start rotations must be real, shaped"):
+        solve_body(upper_body, [goal], start_rotations=np.ones((3, 4)))
+    with pytest.raises(ValueError, match="zero quaternion"):
+        solve_body(upper_body, [goal], start_rotations=np.zeros((upper_body.n_bones, 4)))
+
+
+def test_a_part_of_weight_zero_asks_nothing(upper_body, rng):
+    pose = _reachable(upper_body, rng, 4)
+    hand = upper_body.index("hand.R")
+    goals = [Goal("hand.R", position=[5.0, 5.0, 5.0], orientation=pose.rotations[:, hand], position_weight=0.0)]
+    result = solve_body(upper_body, goals)
+    assert result.level_met.all()
+    assert result.orientation_error.max() <= REACHED_ANGLE
+    assert np.all(result.position_error > 1.0)
