@@ -151,7 +151,8 @@ def run_live(plan: Plan) -> list[dict]:
     body, goals, pins = problem(rng, 4, plan.live_rows, plan.bones, pinned=True)
     first = solve_body(body, goals, pins)
     rows = []
-    for start, settings in (("cold", None), ("warm", None), ("warm", BodySettings(restarts=0))):
+    no_restarts = BodySettings(restarts=0, top_restarts=0)
+    for start, settings in (("cold", None), ("warm", None), ("warm", no_restarts)):
         times, results = [], []
         for r in range(plan.live_rows):
             row_goals = [_row_goal(goal, r) for goal in goals]

@@ -80,8 +80,8 @@ def _cached_solve(chain, position) -> object:
 
 def test_solve_cache_answers_remembered_solves_as_solved_and_keeps_to_its_byte_budget(monkeypatch) -> None:
     """A Per Frame solve asked again is answered from memory with the same outcome; the memory
-    holds outcomes packed, drops the least recently used beyond ``MAX_BYTES``, and fits far
-    more 3-bone solves than the 20,000 outcome objects it used to count."""
+    holds outcomes packed, drops the least recently used beyond ``MAX_BYTES``, and fits at least
+    100,000 3-bone solves."""
     from quat_ik_addon.blender.solving import cache as solve_cache
     from quat_ik_addon.solver.rig.reference_chains import arm3
 

@@ -5,7 +5,11 @@ does: every joint by its limit's own clamp, every stretch into its range. A join
 turned back presses on its limit, and the next step keeps its columns off the axes it pressed
 along (``limit_contacts``), so the other joints make up for it instead of the step being
 clamped away again. The damping λ adapts per row Levenberg–Marquardt style: halved after a
-step that is taken (``ranking.step_accepted``), four times after one that is not.
+step that is taken (``ranking.step_accepted``), four times after one that is not, and back to
+its start when a row goes on to the next level. Each task's residual is clamped to
+``CLAMPED_REACH`` and where a step turns too far, the lower levels' part of it shrinks before
+the higher levels' part does, so that goals out of reach do not slow the higher levels down. A
+level settles once its excess stops falling (``BodySettings.stall_ratio``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ FLOOR = 1e-30  # × size²: an excess this small is rounding
 # A frozen level (out of reach) may rise by this share of its least excess: a miss of d grows
 # by at most d·CREEP_FROZEN/2 (``ranking.step_accepted``).
 CREEP_FROZEN = 1e-3
+# × size: the most one task's residual asks of a step (the error vector clamped to a largest
+# length, Buss & Kim 2005). A far target otherwise asks for turns that swamp the step.
+CLAMPED_REACH = 0.3
 
 
 @dataclass(frozen=True)
@@ -62,26 +69,62 @@ def _padded(levels_mask: NDArray[np.bool_], levels: int) -> NDArray[np.bool_]:
 
 
 def _stepped(
-    body: Body, pose: BodyPose, rotations: Array, stretch: Array, step: Array, stretchy: NDArray[np.intp]
+    body: Body,
+    pose: BodyPose,
+    rotations: Array,
+    stretch: Array,
+    judged: Array,
+    pulled: Array,
+    stretchy: NDArray[np.intp],
 ) -> tuple[Array, Array, Array]:
     """The rotations turned by a step in the Jacobian's coordinates (N, D) before and after the
-    clamp to the limits, and the stretch after it, clamped into its ranges."""
-    n_bones = body.n_bones
-    # From weighted coordinates back to joint turns and stretches (``jacobian``: √share).
-    turn = step[:, : 3 * n_bones].reshape(len(step), n_bones, 3) * np.sqrt(body.turn_shares)[None, :, None]
-    grow = step[:, 3 * n_bones :] * np.sqrt(body.stretch_shares[stretchy])
-    largest_turn = np.max(quat.length(turn), axis=1)
-    largest_grow = np.max(np.abs(grow), axis=1, initial=0.0)
-    shrink = np.minimum(
-        1.0, np.minimum(MAX_TURN / np.maximum(largest_turn, 1e-300), MAX_STRETCH / np.maximum(largest_grow, 1e-300))
+    clamp to the limits, and the stretch after it, clamped into its ranges. The step is the
+    ``judged`` levels' part plus the ``pulled`` lower levels' part; where it turns or stretches
+    too far, the pulled part shrinks first, so that a far lower goal does not slow the higher
+    levels' steps down (the priority order applied to the step's length too)."""
+    judged_turn, judged_grow = _turns(body, judged, stretchy)
+    pulled_turn, pulled_grow = _turns(body, pulled, stretchy)
+    judged_shrink = _shrink(judged_turn, judged_grow)
+    # What the judged part leaves of each bound goes to the pulled part (the triangle inequality).
+    left_turn = MAX_TURN - judged_shrink * _largest(judged_turn)
+    left_grow = MAX_STRETCH - judged_shrink * np.max(np.abs(judged_grow), axis=1, initial=0.0)
+    pulled_shrink = np.clip(
+        np.minimum(
+            left_turn / np.maximum(_largest(pulled_turn), 1e-300),
+            left_grow / np.maximum(np.max(np.abs(pulled_grow), axis=1, initial=0.0), 1e-300),
+        ),
+        0.0,
+        1.0,
     )
-    local_turn = quat.rotate(quat.conjugate(pose.pre_rotations), turn * shrink[:, None, None])
+    turn = judged_turn * judged_shrink[:, None, None] + pulled_turn * pulled_shrink[:, None, None]
+    grow = judged_grow * judged_shrink[:, None] + pulled_grow * pulled_shrink[:, None]
+    local_turn = quat.rotate(quat.conjugate(pose.pre_rotations), turn)
     turned = quat.multiply(quat.from_rotation_vector(local_turn), rotations)
     stretched = stretch.copy()
     if stretchy.size:
-        stretched[:, stretchy] += grow * shrink[:, None]
+        stretched[:, stretchy] += grow
         stretched = body.clamp_stretch(stretched)
     return turned, body.clamp_rotations(turned), stretched
+
+
+def _turns(body: Body, step: Array, stretchy: NDArray[np.intp]) -> tuple[Array, Array]:
+    """From a step in weighted coordinates (N, D) back to joint turns (N, B, 3) and stretches
+    (N, K) (``jacobian``: √share)."""
+    n_bones = body.n_bones
+    turn = step[:, : 3 * n_bones].reshape(len(step), n_bones, 3) * np.sqrt(body.turn_shares)[None, :, None]
+    return turn, step[:, 3 * n_bones :] * np.sqrt(body.stretch_shares[stretchy])
+
+
+def _largest(turn: Array) -> Array:
+    return np.max(quat.length(turn), axis=1)
+
+
+def _shrink(turn: Array, grow: Array) -> Array:
+    """(N,) the factor that keeps every turn within ``MAX_TURN`` and stretch within ``MAX_STRETCH``."""
+    largest_grow = np.max(np.abs(grow), axis=1, initial=0.0)
+    return np.minimum(
+        1.0, np.minimum(MAX_TURN / np.maximum(_largest(turn), 1e-300), MAX_STRETCH / np.maximum(largest_grow, 1e-300))
+    )
 
 
 def _press(
@@ -101,6 +144,17 @@ def _press(
         axes = body.limit_contacts.axes(turned, clamped, acted_rows, acted_joints)
         at = rows[acted_rows], acted_joints
         pressed[at] = np.where(np.any(axes != 0.0, axis=-1, keepdims=True), axes, pressed[at])
+
+
+def _clamped(residual: Array, task_rows: int, reach: float) -> Array:
+    """The residual (N, M) with each task's three rows (the first ``task_rows``, in threes)
+    shortened to at most ``reach`` (a new array)."""
+    clamped = residual.copy()
+    blocks = clamped[:, :task_rows].reshape(len(residual), -1, 3)
+    length = np.linalg.norm(blocks, axis=-1, keepdims=True)
+    blocks *= np.minimum(1.0, reach / np.maximum(length, 1e-300))
+    clamped[:, :task_rows] = blocks.reshape(len(residual), task_rows)
+    return clamped
 
 
 def _take(pose: BodyPose, rows: NDArray[np.intp]) -> BodyPose:
@@ -144,7 +198,13 @@ def iterate(
     best = excess.copy()
     damping = np.full(count, settings.damping * size)
     iterations = np.zeros(count, dtype=np.int64)
-    failures = np.zeros(count, dtype=np.int64)
+    # The depth level's least excess after each of its last ``stall_iterations`` steps (a ring;
+    # inf until that many were taken) and the steps since the row went on to it.
+    window = max(settings.stall_iterations, 1)
+    history = np.full((count, window), np.inf)
+    since = np.zeros(count, dtype=np.int64)
+    # An excess this small a gain is rounding at the body's size.
+    noticeable = (settings.relative_tolerance * size) ** 2
     pressed = np.zeros((count, n_bones, SLOTS, 3))
     # Levels done with: frozen, or stalled at their closest (then they may creep as frozen ones).
     settled = np.zeros((count, levels), dtype=bool)
@@ -166,7 +226,11 @@ def iterate(
             break
         depth = np.argmax(open_levels[rows], axis=1) + 1
         # A row that goes on to a new level starts counting its stall afresh.
-        failures[rows] = np.where(depth != depths[rows], 0, failures[rows])
+        moved_on = rows[depth != depths[rows]]
+        history[moved_on] = np.inf
+        since[moved_on] = 0
+        # and trusts the linear model afresh: λ grown by the level above's misses says nothing of it.
+        damping[moved_on] = settings.damping * size
         depths[rows] = depth
         used = level_of_column[None, :] < depth[:, None]  # (k, levels)
         # A level's least excess counts from when it is first used.
@@ -175,7 +239,7 @@ def iterate(
         row_tasks = tasks if all_rows else tasks.take(rows)
         row_pose = pose if all_rows else _take(pose, rows)
         linear = linearise(body, row_tasks, row_pose, stretchy, pressed[rows])
-        residual = linear.residual.copy()
+        residual = _clamped(linear.residual, linear.residual.shape[1] - stretchy.size, CLAMPED_REACH * size)
         # Levels below the depth pull too while their pull does no harm: after a step that was
         # not taken, only the levels down to the depth pull (solving the levels strictly one
         # after another left the lower ones in worse local minima).
@@ -184,8 +248,11 @@ def iterate(
             pulled &= ~held[rows]
         for k, level_rows in enumerate(linear.level_rows):
             residual[:, level_rows] *= pulled[:, k, None]
-        step = prioritised_step(linear.jacobian, residual, linear.level_rows, damping[rows], size)
-        turned, trial, trial_stretch = _stepped(body, row_pose, rotations[rows], stretch[rows], step, stretchy)
+        parts = prioritised_step(linear.jacobian, residual, linear.level_rows, damping[rows], size)
+        judged = np.einsum("lnd,nl->nd", parts, used.astype(float))
+        turned, trial, trial_stretch = _stepped(
+            body, row_pose, rotations[rows], stretch[rows], judged, parts.sum(axis=0) - judged, stretchy
+        )
         trial_pose = body.forward_kinematics(trial, trial_stretch)
         trial_excess = measure.excess(body, row_tasks, trial_pose)
         before = excess[rows]
@@ -195,9 +262,6 @@ def iterate(
         rotations[accepted] = trial[taken]
         stretch[accepted] = trial_stretch[taken]
         _put(pose, accepted, _take(trial_pose, np.nonzero(taken)[0]))
-        gained = taken & np.any(
-            used & (before > floor) & (before - trial_excess > settings.stall_ratio * before), axis=1
-        )
         excess[accepted] = trial_excess[taken]
         best[accepted] = np.minimum(best[accepted], trial_excess[taken])
         # Levenberg–Marquardt: trust the linear model more after a success, less after a miss.
@@ -205,13 +269,20 @@ def iterate(
         tried_lean = lean[rows] | np.all(used, axis=1)
         change = np.where(taken, 0.5, np.where(tried_lean, 4.0, 1.0))
         damping[rows] = np.clip(change * damping[rows], 1e-6 * size, 1e3 * size)
-        failures[rows] = np.where(gained, 0, failures[rows] + 1)
         if not always_lean:
             lean[rows] = ~taken
-        # A level that stalls is as close as it gets: settle it, and go on to the next.
-        stalled = failures[rows] >= settings.stall_iterations
+        # A level whose least excess fell by less than ``stall_ratio`` of itself over its last
+        # ``stall_iterations`` steps is as close as it gets: settle it, and go on to the next
+        # (a stopping test on relative reduction, as for least squares in Nocedal & Wright 2006, ch. 10).
+        now = best[rows, depth - 1]
+        slot = since[rows] % window
+        then = history[rows, slot]
+        counted = np.isfinite(then)
+        then = np.where(counted, then, 0.0)
+        stalled = counted & (then - now <= settings.stall_ratio * then + noticeable)
+        history[rows, slot] = now
+        since[rows] += 1
         settled[rows[stalled], depth[stalled] - 1] = True
         creeps[rows[stalled], depth[stalled] - 1] = CREEP_FROZEN
-        failures[rows[stalled]] = 0
         _press(body, pressed, rows, taken, turned, trial)
     return rotations, stretch, iterations

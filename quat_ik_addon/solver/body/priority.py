@@ -24,9 +24,11 @@ RANK = 1e-6  # × the body's size: a singular value this small is a direction no
 def prioritised_step(
     jacobian: Array, residual: Array, level_rows: Sequence[NDArray[np.intp]], damping: Array, size: float
 ) -> Array:
-    """The step (N, D) for Jacobian (N, M, D), residual (N, M) and the rows of each level,
-    highest priority first; ``damping`` (N,) is λ in the residual's units (lengths)."""
+    """(L, N, D): each level's part of the step (their sum is the step) for Jacobian (N, M, D),
+    residual (N, M) and the rows of each level, highest priority first; ``damping`` (N,) is λ
+    in the residual's units (lengths)."""
     count, _, columns = jacobian.shape
+    parts = np.zeros((len(level_rows), count, columns))
     step = np.zeros((count, columns))
     projector = None  # the identity until a level has been solved
     for k, rows in enumerate(level_rows):
@@ -40,11 +42,13 @@ def prioritised_step(
         except np.linalg.LinAlgError:  # (not seen on finite input; a zero step is always safe)
             break
         gain = sigma / (sigma**2 + (damping**2)[:, None])
-        step += np.einsum("nkd,nk->nd", vt, gain * np.einsum("nmk,nm->nk", u, left))
+        part = np.einsum("nkd,nk->nd", vt, gain * np.einsum("nmk,nm->nk", u, left))
+        parts[k] = np.where(np.isfinite(part), part, 0.0)
+        step += parts[k]
         if k == len(level_rows) - 1:
             break
         used = vt * (sigma > RANK * size)[..., None]
         if projector is None:
             projector = np.broadcast_to(np.eye(columns), (count, columns, columns)).copy()
         projector -= np.einsum("nkd,nke->nde", used, used)
-    return np.where(np.isfinite(step), step, 0.0)
+    return parts

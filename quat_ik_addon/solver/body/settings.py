@@ -14,11 +14,13 @@ class BodySettings:
     """``relative_tolerance`` × the body's size is the distance counted as reached (angles: that
     distance over the size, unless ``orientation_tolerance`` radians is given). While the lower
     levels move, a met level may drift to ``working_tolerance`` × size; ``polish_iterations``
-    then bring it back within the tolerance. ``damping`` is λ's start, × size; a row stops after
-    ``stall_iterations`` steps in a row that fail or gain less than ``stall_ratio``. Goals left
-    unmet are solved again from ``restart_candidates`` random poses inside the limits,
-    ``restarts`` rounds of ``restart_iterations``. ``use_stretch``: stretchy bones may stretch
-    where the goals need it."""
+    then bring it back within the tolerance. ``damping`` is λ's start, × size; a level settles
+    (is held as close as it gets) once its last ``stall_iterations`` steps together cut its
+    excess by less than ``stall_ratio`` of it. Rows left unmet are solved again from
+    ``restart_candidates`` random poses inside the limits, ``restarts`` rounds of
+    ``restart_iterations``; rows whose pins or highest goal level are still unmet, up to
+    ``top_restarts`` rounds in all. ``use_stretch``: stretchy bones may stretch where the goals
+    need it."""
 
     max_iterations: int = 100
     polish_iterations: int = 30
@@ -26,9 +28,10 @@ class BodySettings:
     orientation_tolerance: float | None = None
     working_tolerance: float = 1e-3
     damping: float = 0.05
-    stall_iterations: int = 8
-    stall_ratio: float = 1e-4
-    restarts: int = 2
+    stall_iterations: int = 6
+    stall_ratio: float = 1e-2
+    restarts: int = 1
+    top_restarts: int = 3
     restart_candidates: int = 6
     restart_iterations: int = 40
     seed: int = 0
@@ -40,6 +43,7 @@ class BodySettings:
             "polish_iterations",
             "stall_iterations",
             "restarts",
+            "top_restarts",
             "restart_candidates",
             "restart_iterations",
             "seed",

@@ -129,9 +129,17 @@ def _stage(
     return rotations, stretch, iterations + more
 
 
-def _unmet(body: Body, tasks: Tasks, rotations: Array, stretch: Array, strict: Measure) -> NDArray[np.bool_]:
+def _unmet(
+    body: Body, tasks: Tasks, rotations: Array, stretch: Array, strict: Measure, levels: int | None = None
+) -> NDArray[np.bool_]:
+    """(N,) whether any level (or any of the first ``levels``) is left unmet."""
     excess = strict.excess(body, tasks, body.forward_kinematics(rotations, stretch))
-    return np.any(excess > FLOOR * body.size**2, axis=1)
+    return np.any(excess[:, :levels] > FLOOR * body.size**2, axis=1)
+
+
+def _top_levels(tasks: Tasks) -> int:
+    """How many of ``tasks.levels`` come first: the pins' and the highest goal level."""
+    return min(len(tasks.levels), 2 if tasks.levels[0] == PIN_LEVEL else 1)
 
 
 def _restart(
@@ -144,16 +152,20 @@ def _restart(
     strict: Measure,
 ) -> NDArray[np.int64]:
     """Rows left unmet solved again from ``restart_candidates`` random poses inside the limits
-    each (Blow 2002's restarts), all batched; the best candidate by priority replaces a row's
-    pose where it ranks better. Changes ``rotations`` and ``iterations`` in place; returns the
+    each (Blow 2002's restarts), all batched, for ``restarts`` rounds and then, while their pins
+    or highest goal level stay unmet, up to ``top_restarts``; the best candidate by priority
+    replaces a row's pose where it ranks better. Changes ``rotations`` and ``iterations`` in place; returns the
     rounds each row used."""
     rounds = np.zeros(tasks.count, dtype=np.int64)
     candidates = settings.restart_candidates
     rng = np.random.default_rng(settings.seed)
     floor = FLOOR * body.size**2
     held = body.turn_shares == 0.0  # fixed or stiffness 1: a restart keeps them as they are
-    for _ in range(settings.restarts if candidates else 0):
-        unmet = np.nonzero(_unmet(body, tasks, rotations, stretch, strict))[0]
+    # Lower levels out of reach together gain little from further rounds: those are for the top.
+    top = _top_levels(tasks)
+    for round_ in range(max(settings.restarts, settings.top_restarts) if candidates else 0):
+        levels = None if round_ < settings.restarts else top
+        unmet = np.nonzero(_unmet(body, tasks, rotations, stretch, strict, levels))[0]
         if unmet.size == 0:
             break
         rows = np.repeat(unmet, candidates)

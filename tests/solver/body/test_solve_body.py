@@ -125,3 +125,39 @@ def test_a_part_of_weight_zero_asks_nothing(upper_body, rng):
     assert result.level_met.all()
     assert result.orientation_error.max() <= REACHED_ANGLE
     assert np.all(result.position_error > 1.0)
+
+
+SETTLED_WITHIN = 45  # steps: a level out of reach settles instead of running to max_iterations
+SETTLED_MISS = 0.1  # relative: how much further the settled miss may be than a long solve's
+
+
+def test_a_goal_out_of_reach_settles_early_and_close(upper_body, rng):
+    pose = _reachable(upper_body, rng, 8)
+    goals = [
+        Goal("hand.L", position=tails(upper_body, pose, "hand.L")),
+        Goal("hand.R", position=[3.0, 2.0, 0.0], level=1),  # far beyond the right arm's reach
+    ]
+    plain = {"restarts": 0, "top_restarts": 0, "use_stretch": False}
+    settled = solve_body(upper_body, goals, settings=BodySettings(**plain))
+    assert_result_is_honest(upper_body, goals, settled)
+    assert settled.iterations.max() <= SETTLED_WITHIN, settled.iterations
+    # Iterating on until nothing at all improves brings the right hand hardly any closer.
+    long = solve_body(upper_body, goals, settings=BodySettings(**plain, stall_ratio=0.0, max_iterations=400))
+    assert np.all(long.iterations > settled.iterations)
+    np.testing.assert_array_less(settled.position_error[:, 1], long.position_error[:, 1] * (1.0 + SETTLED_MISS))
+
+
+def test_further_restart_rounds_are_only_for_an_unmet_top_level(upper_body, rng):
+    pose = _reachable(upper_body, rng, 8)
+    goals = [
+        Goal("hand.L", position=tails(upper_body, pose, "hand.L")),
+        Goal("hand.R", position=[3.0, 2.0, 0.0], level=1),  # never met: every row is restarted
+    ]
+    settings = BodySettings(restarts=1, top_restarts=3, use_stretch=False)
+    result = solve_body(upper_body, goals, settings=settings)
+    unrestarted = solve_body(upper_body, goals, settings=BodySettings(restarts=0, top_restarts=0, use_stretch=False))
+    top_met_at_once = unrestarted.level_met[:, 0]
+    assert top_met_at_once.any() and not result.level_met[:, 1].any()
+    np.testing.assert_array_equal(result.restarts[top_met_at_once], settings.restarts)
+    assert result.restarts.max() <= settings.top_restarts
+    assert result.level_met[:, 0].all()
