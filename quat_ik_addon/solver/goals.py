@@ -22,6 +22,7 @@ from . import quaternion as quat
 Array = NDArray[np.float64]
 
 Y_AXIS = np.array([0.0, 1.0, 0.0])
+_DOUBLE = np.dtype(np.float64)
 
 
 # Coordinates beyond this square past float range in the error measures (1e160² overflows).
@@ -56,12 +57,12 @@ def _small_finite_row(values: ArrayLike, width: int, count: int | None) -> Array
     """One row of ``width`` real, finite numbers within ±MAX_COORDINATE as (1, width), checked
     in plain Python (a Live update's goal: numpy's checks cost more than the solve); None for
     anything else, which the full checks then take."""
-    if count not in (None, 1) or not isinstance(values, np.ndarray) or values.dtype != np.float64:
+    if count not in (None, 1) or not isinstance(values, np.ndarray) or values.dtype != _DOUBLE:
         return None
     if values.shape not in ((width,), (1, width)):
         return None
     numbers = values.ravel().tolist()
-    if not all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in numbers):
+    if not (all(map(math.isfinite, numbers)) and max(map(abs, numbers)) <= MAX_COORDINATE):
         return None  # the full checks say what is wrong
     return values.reshape(1, width)
 
@@ -114,7 +115,15 @@ class Goals:
     @classmethod
     def of(cls, targets: ArrayLike | Goals) -> Goals:
         """Goals as given, or position-only goals from an (N, 3) array."""
-        return targets if isinstance(targets, Goals) else cls(np.asarray(targets))  # (checked, made float, there)
+        if isinstance(targets, Goals):
+            return targets
+        targets = np.asarray(targets)
+        # One target (a Live update's): the plain-Python checks of ``_small_finite_row`` are all
+        # ``__post_init__`` would do for it; anything else gets the full checks and messages.
+        single = _small_finite_row(targets, 3, None)
+        if single is None:
+            return cls(targets)  # (checked, made float, there)
+        return _unchecked(single, None, None, UNIT_Y_AIM.copy(), 1.0, 1.0)
 
     @property
     def count(self) -> int:
@@ -129,17 +138,14 @@ class Goals:
 
         Skips validation: the rows of valid goals are valid, and this runs every iteration.
         """
-        taken = object.__new__(Goals)
-        for name, value in (
-            ("positions", self.positions[rows]),
-            ("orientations", None if self.orientations is None else self.orientations[rows]),
-            ("directions", None if self.directions is None else self.directions[rows]),
-            ("aim_axis", self.aim_axis),
-            ("position_weight", self.position_weight),
-            ("orientation_weight", self.orientation_weight),
-        ):
-            object.__setattr__(taken, name, value)
-        return taken
+        return _unchecked(
+            self.positions[rows],
+            None if self.orientations is None else self.orientations[rows],
+            None if self.directions is None else self.directions[rows],
+            self.aim_axis,
+            self.position_weight,
+            self.orientation_weight,
+        )
 
     def orientation_error(self, tip_rotations: Array) -> Array:
         """Radians between the tip's posed frame and the wanted one (or its aim and direction)."""
@@ -159,3 +165,28 @@ class Goals:
         if self.directions is not None:
             return quat.rotate(tip_rotations, self.aim_axis)[:, None, :], self.directions[:, None, :]
         return None
+
+
+# The default aim axis as ``__post_init__`` leaves it (+Y over its length, 1.0): copied per goals.
+UNIT_Y_AIM = Y_AXIS / 1.0
+
+
+def _unchecked(
+    positions: Array,
+    orientations: Array | None,
+    directions: Array | None,
+    aim_axis: Array,
+    position_weight: float,
+    orientation_weight: float,
+) -> Goals:
+    """Goals made from values known valid (rows of valid goals, a row ``Goals.of`` checked),
+    without ``__post_init__``'s checks."""
+    goals = object.__new__(Goals)
+    set_field = object.__setattr__
+    set_field(goals, "positions", positions)
+    set_field(goals, "orientations", orientations)
+    set_field(goals, "directions", directions)
+    set_field(goals, "aim_axis", aim_axis)
+    set_field(goals, "position_weight", position_weight)
+    set_field(goals, "orientation_weight", orientation_weight)
+    return goals

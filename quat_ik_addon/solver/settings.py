@@ -103,7 +103,19 @@ class SolveSettings:
         self, position_error: NDArray, orientation_error: NDArray, tolerance: float, reach: float
     ) -> NDArray[np.bool_]:
         """Goals met: position within ``tolerance`` and orientation within ``angle_tolerance``."""
-        return (position_error <= tolerance) & (orientation_error <= self.angle_tolerance(tolerance, reach))
+        angle_tolerance = self.angle_tolerance(tolerance, reach)
+        if isinstance(tolerance, float) and _one_double(position_error) and _one_double(orientation_error):
+            # One goal (a Live update's): the same comparisons in Python, three numpy calls fewer.
+            return np.array([position_error.item() <= tolerance and orientation_error.item() <= angle_tolerance])
+        return (position_error <= tolerance) & (orientation_error <= angle_tolerance)
+
+
+_DOUBLE = np.dtype(np.float64)
+
+
+def _one_double(values: object) -> bool:
+    """An array of one float64 (narrower floats compare at their own precision in numpy)."""
+    return type(values) is np.ndarray and values.shape == (1,) and values.dtype == _DOUBLE
 
 
 @dataclass(frozen=True)

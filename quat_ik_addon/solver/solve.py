@@ -80,9 +80,12 @@ def _restart(
             break  # the poses so far stand (``time_budget``)
         position_error, orientation_error, _ = measured or goal_errors(chain, goals, rotations)
         measured = None
+        met = settings.reached(position_error, orientation_error, tolerance, chain.reach)
+        if met.all():  # the usual answer, found without the numpy work below
+            break
         # Beyond the chain's reach no start helps: those goals keep their best pose.
         in_reach = np.linalg.norm(goals.positions - chain.rest_offsets[0], axis=1) <= chain.reach + tolerance
-        unmet = np.nonzero(~settings.reached(position_error, orientation_error, tolerance, chain.reach) & in_reach)[0]
+        unmet = np.nonzero(~met & in_reach)[0]
         if unmet.size == 0:
             break
         rng = rng or np.random.default_rng(settings.seed)
@@ -128,6 +131,24 @@ def _restart(
         iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
         restarts[unmet] += 1
     return restarts
+
+
+# ``finishing`` of the settings objects used last, by identity: its lru_cache hashes, and on a
+# hit compares, every field of the settings each call. Each entry keeps its settings alive, so no
+# other object takes their id while it stands.
+_recent_finishing: dict[int, tuple[SolveSettings, SolveSettings]] = {}
+RECENT_SETTINGS = 64
+
+
+def _finishing(settings: SolveSettings) -> SolveSettings:
+    recent = _recent_finishing.get(id(settings))
+    if recent is not None and recent[0] is settings:
+        return recent[1]
+    finish = finishing(settings)
+    if len(_recent_finishing) >= RECENT_SETTINGS:
+        _recent_finishing.clear()
+    _recent_finishing[id(settings)] = (settings, finish)
+    return finish
 
 
 def solve(
@@ -177,9 +198,11 @@ def _solve(chain, goals, start_rotations, reference_rotations, preferred_rotatio
     kernel = kernel_calls.kernel_for(chain, settings)
     if kernel is not None:  # everything short of the restarts in one crossing
         starts = initial_poses(chain, start_rotations, goals.count, clamp=False)
-        solved = kernel_calls.solve(kernel, chain, goals, starts, settings, finishing(settings), preferred, carry)
+        solved = kernel_calls.solve(kernel, chain, goals, starts, settings, _finishing(settings), preferred, carry)
         if solved is not None:
             rotations, poses, iterations, measured = solved
+            if not (settings.restarts and settings.restart_candidates):  # no rounds: the kernel's answers stand
+                return finish_result(chain, goals, poses, iterations, settings, None, measured)
             restarts = _restart(chain, goals, poses, iterations, settings, reference, preferred, measured)
             if not restarts.any():
                 return finish_result(chain, goals, poses, iterations, settings, restarts, measured)

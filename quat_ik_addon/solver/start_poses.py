@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -12,17 +14,32 @@ Array = NDArray[np.float64]
 
 def initial_poses(chain: Chain, start: ArrayLike | None, n_targets: int, *, clamp: bool = True) -> Array:
     """Per-target start poses (N, n, 4), clamped: a start outside the limits comes inside
-    (``clamp=False``: as given, e.g. reference poses that are only compared with)."""
+    (``clamp=False``: as given, e.g. reference poses that are only compared with; read-only)."""
     if start is None:
         rest = chain.rest_pose(n_targets)  # rest may lie outside the limits (a hinge limited to 10-90°)
         return chain.clamp_to_limits(rest) if clamp else rest
     start = np.asarray(start, dtype=float)
-    if start.shape not in ((chain.n_bones, 4), (n_targets, chain.n_bones, 4)):
+    shape = (n_targets, chain.n_bones, 4)
+    if start.shape == shape or (n_targets == 1 and start.shape == shape[1:]):
+        poses = start.reshape(shape)  # a view, several microseconds cheaper than broadcast_to's
+        poses.flags.writeable = False  # the caller's numbers: read-only, as broadcast_to's views are
+    elif start.shape == shape[1:]:
+        poses = np.broadcast_to(start, shape)
+    else:
         raise ValueError(f"start rotations must be shaped ({chain.n_bones}, 4) or ({n_targets}, {chain.n_bones}, 4)")
-    if not np.all(np.isfinite(start)):
+    if not _all_finite(start):
         raise ValueError("start rotations contain NaN or infinity")
-    poses = np.broadcast_to(start, (n_targets, chain.n_bones, 4))
     return chain.clamp_to_limits(poses) if clamp else poses
+
+
+# Up to this many numbers, a check in plain Python costs less than numpy's calls.
+FEW_NUMBERS = 64
+
+
+def _all_finite(values: Array) -> bool:
+    if values.size <= FEW_NUMBERS:
+        return all(map(math.isfinite, values.ravel().tolist()))
+    return bool(np.all(np.isfinite(values)))
 
 
 def cold_start(chain: Chain) -> Array:

@@ -23,7 +23,13 @@ Array = NDArray[np.float64]
 
 
 def _address(array: np.ndarray | None) -> int | None:
-    return None if array is None else array.ctypes.data
+    """Where a C-contiguous array's numbers start (None for None)."""
+    if array is None:
+        return None
+    try:  # a ctypes view of the buffer costs a third of ``array.ctypes.data``: a call passes several
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    except (TypeError, ValueError, BufferError):  # read-only or empty: no writable buffer to view
+        return array.ctypes.data
 
 
 def _contiguous(array: np.ndarray | None, shape: tuple[int, ...] | None = None) -> np.ndarray | None:
@@ -78,9 +84,28 @@ def violation(chain, rotations) -> Array | None:
     return outside if status == abi.OK else None
 
 
-@functools.lru_cache(maxsize=64)
+# The structs of the settings objects used last, by identity: looking up ``_settings_struct``'s
+# cache hashes both settings, all their fields, every call. Each entry keeps its settings alive,
+# so no other object takes their id while it stands.
+_recent_settings: dict[tuple[int, int, float], tuple[object, object, abi.SettingsStruct]] = {}
+RECENT_SETTINGS = 64
+
+
 def settings_struct(settings, finishing, reach: float) -> abi.SettingsStruct:
     """The settings as the kernel reads them (made once per settings and chain size)."""
+    key = (id(settings), id(finishing), reach)
+    recent = _recent_settings.get(key)
+    if recent is not None and recent[0] is settings and recent[1] is finishing:
+        return recent[2]
+    struct = _settings_struct(settings, finishing, reach)
+    if len(_recent_settings) >= RECENT_SETTINGS:
+        _recent_settings.clear()
+    _recent_settings[key] = (settings, finishing, struct)
+    return struct
+
+
+@functools.lru_cache(maxsize=64)
+def _settings_struct(settings, finishing, reach: float) -> abi.SettingsStruct:
     tolerance = settings.absolute_tolerance(reach)
     return abi.SettingsStruct(
         method=abi.METHODS[settings.method],
@@ -103,16 +128,20 @@ def goals_struct(goals) -> tuple[abi.GoalsStruct, list[np.ndarray]]:
     positions = _contiguous(goals.positions)
     orientations = _contiguous(goals.orientations)
     directions = _contiguous(goals.directions)
-    kind = abi.ORIENTATION if orientations is not None else abi.DIRECTION if directions is not None else abi.POSITION
-    struct = abi.GoalsStruct(
-        kind=kind,
-        positions=_address(positions),
-        orientations=_address(orientations),
-        directions=_address(directions),
-        aim_axis=(ctypes.c_double * 3)(*goals.aim_axis),
-        position_weight=goals.position_weight,
-        orientation_weight=goals.orientation_weight,
+    # Filled field by field: the keyword constructor costs three times as much. Zeroed, so the
+    # addresses of goals not given are null.
+    struct = abi.GoalsStruct()
+    struct.kind = (
+        abi.ORIENTATION if orientations is not None else abi.DIRECTION if directions is not None else abi.POSITION
     )
+    struct.positions = _address(positions)
+    if orientations is not None:
+        struct.orientations = _address(orientations)
+    if directions is not None:
+        struct.directions = _address(directions)
+    struct.aim_axis[:] = goals.aim_axis.tolist()
+    struct.position_weight = goals.position_weight
+    struct.orientation_weight = goals.orientation_weight
     return struct, [a for a in (positions, orientations, directions) if a is not None]
 
 
@@ -120,15 +149,20 @@ class _Measured:
     """The per-row outputs both solving entry points fill: iterations, and the errors and
     effector of the poses they return (``goal_errors``)."""
 
+    __slots__ = ("address", "effector", "iterations", "orientation_error", "position_error")
+
     def __init__(self, count: int) -> None:
-        self.iterations = np.empty(count, dtype=np.int64)
-        self.position_error, self.orientation_error = np.empty(count), np.empty(count)
-        self.effector = np.empty((count, 3))
+        # Views of one block (iterations as int64, the same 8 bytes a row): one address to look up.
+        block = np.empty(6 * count)
+        self.iterations = block[:count].view(np.int64)
+        self.position_error = block[count : 2 * count]
+        self.orientation_error = block[2 * count : 3 * count]
+        self.effector = block[3 * count :].reshape(count, 3)
+        self.address = _address(block)
 
     def addresses(self) -> tuple[int, int, int, int]:
-        return tuple(
-            a.ctypes.data for a in (self.iterations, self.position_error, self.orientation_error, self.effector)
-        )
+        first, row_bytes = self.address, 8 * len(self.iterations)
+        return first, first + row_bytes, first + 2 * row_bytes, first + 3 * row_bytes
 
     def errors(self) -> tuple[Array, Array, Array]:
         return self.position_error, self.orientation_error, self.effector
@@ -162,7 +196,7 @@ def solve(
     measured = _Measured(count)
     structs, preferred_address, _kept_alive = _call_inputs(chain, goals, settings, finishing, preferred, count)
     status = kernel.qik_solve(
-        *structs, count, starts.ctypes.data, poses.ctypes.data, preferred_address, int(carry), *measured.addresses()
+        *structs, count, _address(starts), _address(poses), preferred_address, int(carry), *measured.addresses()
     )
     return None if status != abi.OK else (starts, poses, measured.iterations, measured.errors())
 
@@ -177,7 +211,7 @@ def run_method(
     poses = np.array(rotations, dtype=np.float64, order="C", copy=True).reshape(count, chain.n_bones, 4)
     measured = _Measured(count)
     structs, preferred_address, _kept_alive = _call_inputs(chain, goals, settings, finishing, preferred, count)
-    status = kernel.qik_run_method(*structs, count, poses.ctypes.data, preferred_address, *measured.addresses())
+    status = kernel.qik_run_method(*structs, count, _address(poses), preferred_address, *measured.addresses())
     return None if status != abi.OK else (poses, measured.iterations, measured.errors())
 
 

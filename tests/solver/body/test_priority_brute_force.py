@@ -27,7 +27,7 @@ SAME_AS_BRUTE_FORCE = 1e-3  # the solver's lower-level miss vs the brute force's
 TOP_MET = 1e-6  # × size, the solver's tolerance
 # The lower level's closest miss is a global question (the right tip's miss has more than one
 # local minimum along the poses that hold the left tip): restarts search for it.
-SEARCHING = BodySettings(restarts=4, restart_candidates=8)
+SEARCHING = BodySettings(restarts=4, restart_candidates=8, stall_ratio=1e-4)  # and each level converged to its end
 
 
 def _planar_body() -> Body:

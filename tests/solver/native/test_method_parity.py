@@ -4,19 +4,25 @@ Iterative solvers amplify rounding only where the path branches (a joint meeting
 hair earlier, a tie between two windows, a step accepted by a last bit), so poses are compared
 where both paths met the goal the same way and their poses agree, and the rest are counted
 and must stay rare.
+
+A single solve, which takes the shortcuts of ``tests/solver/test_single_solve_fast_path.py``,
+gives on the kernel the same bits as its target solved in a batch.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from chain_targets import reachable_targets
 from random_chains import random_chain, random_goals
 
+from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.measurements import goal_errors
 from quat_ik_addon.solver.methods.ladder import run_method
 from quat_ik_addon.solver.native import library
 from quat_ik_addon.solver.rig import reference_chains
 from quat_ik_addon.solver.settings import METHODS, SWEEP_ORDERS, SolveSettings
+from quat_ik_addon.solver.solve import solve
 from quat_ik_addon.solver.start_poses import initial_poses
 
 LIMIT_SLACK = 1e-9  # radians: both paths keep every limit to this
@@ -106,3 +112,28 @@ def test_ten_thousand_random_problems_match_numpy(kernel):
         reasons += [f"chain {index} ({chain.n_bones} bones, {method}) {line}" for line in why[:1]]
     assert problems == 10_000
     assert parted_total <= PARTED_SHARE * problems, f"{parted_total} of {problems} parted ways: {reasons[:10]}"
+
+
+RESULT_FIELDS = ("rotations", "effector", "position_error", "orientation_error", "iterations", "restarts", "converged")
+
+
+def assert_same_bits(single, batch, row: int) -> None:
+    for name in RESULT_FIELDS:
+        mine, theirs = getattr(single, name), getattr(batch, name)[row : row + 1]
+        assert mine.dtype == theirs.dtype, name
+        assert np.array_equal(mine, theirs), f"{name}: {mine} alone, {theirs} in the batch"
+    assert single.tolerance == batch.tolerance
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_one_target_solves_on_the_kernel_as_it_does_in_a_batch(kernel, rng, method):
+    arm3 = reference_chains.arm3()
+    # Without restarts: their random starts depend on which goals of the batch are unmet.
+    targets, poses = reachable_targets(arm3, rng, 12)
+    targets[::3] *= 1.5  # some out of reach: they miss
+    starts = arm3.clamp_to_limits(poses[::-1])  # another target's pose: far from the answer
+    settings = SolveSettings(method=method)
+    batch = solve(arm3, Goals(targets), start_rotations=starts, settings=settings)
+    for row in range(len(targets)):
+        single = solve(arm3, targets[row : row + 1], start_rotations=starts[row], settings=settings)
+        assert_same_bits(single, batch, row)
