@@ -20,7 +20,7 @@ from . import quaternion as quat
 from .entry_checks import finite_array, normalisable_rows
 from .limits.chain_clamp import ChainClamp
 from .limits.contacts import LimitContacts
-from .limits.joints import FreeJoint, JointLimit, group_alike, parameter_digest
+from .limits.joints import FreeJoint, JointLimit, group_alike, hinges, parameter_digest
 from .native import kernel_calls
 
 Array = NDArray[np.float64]
@@ -148,12 +148,12 @@ class Chain:
     @cached_property
     def hinge_bones(self) -> NDArray[np.intp]:
         """Indices of the bones with hinge joints."""
-        return np.array([i for i, limit in enumerate(self.limits) if limit.degrees_of_freedom == 1], dtype=np.intp)
+        return hinges(self.limits)[0]
 
     @cached_property
     def hinge_axes(self) -> Array:
         """(h, 3) the hinge axes of ``hinge_bones``, each in its bone's rest frame."""
-        return np.array([self.limits[i].hinge_axis for i in self.hinge_bones]).reshape(-1, 3)
+        return hinges(self.limits)[1]
 
     @cached_property
     def step_shares(self) -> Array | None:

@@ -23,7 +23,7 @@ from ..chain import LARGEST_SIZE, Chain
 from ..entry_checks import finite_array, normalisable_rows
 from ..limits.chain_clamp import ChainClamp
 from ..limits.contacts import LimitContacts
-from ..limits.joints import FreeJoint, JointLimit, group_alike, parameter_key
+from ..limits.joints import FreeJoint, JointLimit, group_alike, hinges, parameter_key
 from .stretch import Stretch
 
 Array = NDArray[np.float64]
@@ -246,12 +246,12 @@ class Body:
 
     @cached_property
     def hinge_bones(self) -> NDArray[np.intp]:
-        return np.array([i for i, limit in enumerate(self.limits) if limit.degrees_of_freedom == 1], dtype=np.intp)
+        return hinges(self.limits)[0]
 
     @cached_property
     def hinge_axes(self) -> Array:
         """(h, 3) the axes of ``hinge_bones``, each in its bone's rest frame."""
-        return np.array([self.limits[i].hinge_axis for i in self.hinge_bones]).reshape(-1, 3)
+        return hinges(self.limits)[1]
 
     @cached_property
     def turn_shares(self) -> Array:

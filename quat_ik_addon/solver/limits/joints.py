@@ -447,6 +447,13 @@ class JointLimit(Protocol):
         """(count, 4) random rotations inside the limit."""
 
 
+def hinges(limits: Sequence[JointLimit]) -> tuple[NDArray[np.intp], Array]:
+    """The indices of the one-degree joints among ``limits`` and their axes (h, 3), each in its
+    bone's rest frame: what a Jacobian needs to give a hinge one column instead of three."""
+    bones = np.array([i for i, limit in enumerate(limits) if limit.degrees_of_freedom == 1], dtype=np.intp)
+    return bones, np.array([limits[i].hinge_axis for i in bones]).reshape(-1, 3)
+
+
 def parameter_key(value) -> Hashable:
     """A hashable stand-in for a limit's parameters, compared by value (arrays by their bytes).
 
