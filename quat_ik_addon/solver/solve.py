@@ -133,24 +133,6 @@ def _restart(
     return restarts
 
 
-# ``finishing`` of the settings objects used last, by identity: its lru_cache hashes, and on a
-# hit compares, every field of the settings each call. Each entry keeps its settings alive, so no
-# other object takes their id while it stands.
-_recent_finishing: dict[int, tuple[SolveSettings, SolveSettings]] = {}
-RECENT_SETTINGS = 64
-
-
-def _finishing(settings: SolveSettings) -> SolveSettings:
-    recent = _recent_finishing.get(id(settings))
-    if recent is not None and recent[0] is settings:
-        return recent[1]
-    finish = finishing(settings)
-    if len(_recent_finishing) >= RECENT_SETTINGS:
-        _recent_finishing.clear()
-    _recent_finishing[id(settings)] = (settings, finish)
-    return finish
-
-
 def solve(
     chain: Chain,
     targets: ArrayLike | Goals,
@@ -198,7 +180,7 @@ def _solve(chain, goals, start_rotations, reference_rotations, preferred_rotatio
     kernel = kernel_calls.kernel_for(chain, settings)
     if kernel is not None:  # everything short of the restarts in one crossing
         starts = initial_poses(chain, start_rotations, goals.count, clamp=False)
-        solved = kernel_calls.solve(kernel, chain, goals, starts, settings, _finishing(settings), preferred, carry)
+        solved = kernel_calls.solve(kernel, chain, goals, starts, settings, finishing(settings), preferred, carry)
         if solved is not None:
             rotations, poses, iterations, measured = solved
             if not (settings.restarts and settings.restart_candidates):  # no rounds: the kernel's answers stand

@@ -47,8 +47,27 @@ class Method(Protocol):
     ) -> MethodRun: ...
 
 
-@functools.lru_cache(maxsize=64)  # settings are frozen and hashable; a replace costs ~10 µs a solve
+# ``finishing`` of the settings objects used last, by identity: a solve asks on every call, and
+# the lru_cache below hashes and compares every field of the settings each time. Each entry keeps
+# its settings alive, so no other object takes their id while it stands.
+_recent_finishing: dict[int, tuple[SolveSettings, SolveSettings]] = {}
+RECENT_SETTINGS = 64
+
+
 def finishing(settings: SolveSettings) -> SolveSettings:
+    """The settings CCD finishes DLS's misses with (``_finishing``), remembered per settings object."""
+    recent = _recent_finishing.get(id(settings))
+    if recent is not None and recent[0] is settings:
+        return recent[1]
+    finish = _finishing(settings)
+    if len(_recent_finishing) >= RECENT_SETTINGS:
+        _recent_finishing.clear()
+    _recent_finishing[id(settings)] = (settings, finish)
+    return finish
+
+
+@functools.lru_cache(maxsize=64)  # settings are frozen and hashable; a replace costs ~10 µs a solve
+def _finishing(settings: SolveSettings) -> SolveSettings:
     """The settings CCD finishes DLS's misses with: it stops sooner. A goal it can finish it gains
     on fast, while on a goal out of reach it creeps towards the closest miss by fractions of a
     percent a sweep for all the iterations it has (most of a half-unreachable shot's time on the
