@@ -17,6 +17,7 @@ numpy only; no ``bpy``.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -103,3 +104,10 @@ def number_in(
 def stiffness(value: object, what: str = "stiffness") -> float:
     """A joint's stiffness: the share of a step it refuses, in [0, 1]."""
     return number_in(value, 0.0, 1.0, what)
+
+
+def whole_number(value: object, what: str) -> int:
+    """A count: an integer >= 0 (a bool is refused, though Python counts it as one)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{what} must be a whole number >= 0, not {value!r}")
+    return int(value)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+
+from .entry_checks import whole_number
 
 SWEEP_ORDERS = ("tip_to_base", "base_to_tip")
 METHODS = ("ccd", "dls", "ccd_dls", "dls_ccd", "jacobian_transpose")
@@ -68,9 +69,7 @@ class SolveSettings:
             "stall_iterations",
             "seed",
         ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-                raise ValueError(f"{name} must be a whole number >= 0, not {value!r}")
+            whole_number(getattr(self, name), name)
         if self.tolerance is not None and not (self.tolerance >= 0.0 and np.isfinite(self.tolerance)):
             raise ValueError(f"tolerance must be a finite number >= 0, not {self.tolerance}")
         for name in ("relative_tolerance", "orientation_tolerance"):

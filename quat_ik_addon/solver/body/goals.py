@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import quaternion as quat
-from ..entry_checks import finite_array
+from ..entry_checks import finite_array, whole_number
 from .skeleton import Body
 
 Array = NDArray[np.float64]
@@ -66,8 +66,7 @@ class Goal:
             )
         if self.orientation is not None and self.direction is not None:
             raise ValueError(f"the goal of {self.effector.bone!r}: give an orientation or a direction, not both")
-        if isinstance(self.level, bool) or not isinstance(self.level, int | np.integer) or self.level < 0:
-            raise ValueError(f"a goal's level must be a whole number >= 0, not {self.level!r}")
+        whole_number(self.level, "a goal's level")
         for name in ("position_weight", "orientation_weight"):
             weight = getattr(self, name)
             if (

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..entry_checks import whole_number
+
 
 @dataclass(frozen=True)
 class BodySettings:
@@ -48,9 +50,7 @@ class BodySettings:
             "restart_iterations",
             "seed",
         ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-                raise ValueError(f"{name} must be a whole number >= 0, not {value!r}")
+            whole_number(getattr(self, name), name)
         for name in ("relative_tolerance", "working_tolerance", "damping"):
             value = getattr(self, name)
             if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0.0):

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from ..chain import Chain
 from ..goals import Goals
+from ..identity_memo import IdentityMemo
 from ..measurements import Measured, goal_errors
 from ..native import kernel_calls
 from ..settings import SolveSettings
@@ -47,23 +48,12 @@ class Method(Protocol):
     ) -> MethodRun: ...
 
 
-# ``finishing`` of the settings objects used last, by identity: a solve asks on every call, and
-# the lru_cache below hashes and compares every field of the settings each time. Each entry keeps
-# its settings alive, so no other object takes their id while it stands.
-_recent_finishing: dict[int, tuple[SolveSettings, SolveSettings]] = {}
-RECENT_SETTINGS = 64
+_recent_finishing: IdentityMemo[SolveSettings] = IdentityMemo()
 
 
 def finishing(settings: SolveSettings) -> SolveSettings:
     """The settings CCD finishes DLS's misses with (``_finishing``), remembered per settings object."""
-    recent = _recent_finishing.get(id(settings))
-    if recent is not None and recent[0] is settings:
-        return recent[1]
-    finish = _finishing(settings)
-    if len(_recent_finishing) >= RECENT_SETTINGS:
-        _recent_finishing.clear()
-    _recent_finishing[id(settings)] = (settings, finish)
-    return finish
+    return _recent_finishing.get((settings,), lambda: _finishing(settings))
 
 
 @functools.lru_cache(maxsize=64)  # settings are frozen and hashable; a replace costs ~10 µs a solve

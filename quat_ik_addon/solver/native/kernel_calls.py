@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 from numpy.typing import NDArray
 
+from ..identity_memo import IdentityMemo
 from . import abi, library
 from .packing import pack_chain, unsupported_reason
 
@@ -84,24 +85,13 @@ def violation(chain, rotations) -> Array | None:
     return outside if status == abi.OK else None
 
 
-# The structs of the settings objects used last, by identity: looking up ``_settings_struct``'s
-# cache hashes both settings, all their fields, every call. Each entry keeps its settings alive,
-# so no other object takes their id while it stands.
-_recent_settings: dict[tuple[int, int, float], tuple[object, object, abi.SettingsStruct]] = {}
-RECENT_SETTINGS = 64
+RECENT_SETTINGS = 64  # (settings, finishing, reach) triples whose structs are looked up by identity
+_recent_settings: IdentityMemo[abi.SettingsStruct] = IdentityMemo(RECENT_SETTINGS)
 
 
 def settings_struct(settings, finishing, reach: float) -> abi.SettingsStruct:
     """The settings as the kernel reads them (made once per settings and chain size)."""
-    key = (id(settings), id(finishing), reach)
-    recent = _recent_settings.get(key)
-    if recent is not None and recent[0] is settings and recent[1] is finishing:
-        return recent[2]
-    struct = _settings_struct(settings, finishing, reach)
-    if len(_recent_settings) >= RECENT_SETTINGS:
-        _recent_settings.clear()
-    _recent_settings[key] = (settings, finishing, struct)
-    return struct
+    return _recent_settings.get((settings, finishing), lambda: _settings_struct(settings, finishing, reach), reach)
 
 
 @functools.lru_cache(maxsize=64)
