@@ -46,12 +46,13 @@ def step_accepted(trial: Array, current: Array, best: Array, creep: float | Arra
     return taken
 
 
-def better_than(a: Array, b: Array, floor: float) -> NDArray[np.bool_]:
-    """(N,) whether excesses ``a`` rank before ``b`` (N, L): lexicographic, ties within ``TIE``."""
+def better_than(a: Array, b: Array, floor: float, tie: float = TIE) -> NDArray[np.bool_]:
+    """(N,) whether excesses ``a`` rank before ``b`` (N, L): lexicographic, ties within ``tie``
+    (relative)."""
     undecided = np.ones(len(a), dtype=bool)
     better = np.zeros(len(a), dtype=bool)
     for k in range(a.shape[1]):
-        slack = TIE * np.minimum(a[:, k], b[:, k]) + floor
+        slack = tie * np.minimum(a[:, k], b[:, k]) + floor
         lower, higher = a[:, k] < b[:, k] - slack, a[:, k] > b[:, k] + slack
         better |= undecided & lower
         undecided &= ~lower & ~higher
