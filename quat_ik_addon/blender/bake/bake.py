@@ -42,7 +42,7 @@ from .. import compat
 from ..errors import ChainError
 from ..rig import locks, own_pose, reader, rotation_modes
 from ..runtime.state import session
-from ..solving import chain_jobs, current_frame
+from ..solving import body_jobs, chain_jobs, current_frame, jobs
 from . import input_sampling, keyframes, unkeyed_edits
 
 DESTINATIONS = ("ACTIVE_ACTION", "NEW_ACTION", "NLA")
@@ -61,9 +61,18 @@ MEASURED_FROM_BONE_FRAMES = 10_000  # a bake this big measures the speed later e
 BYTES_PER_KEY = 80
 
 
-def jumps_warning(frames: np.ndarray, turns: np.ndarray) -> str:
+def jumps_warning(frames: np.ndarray, turns: np.ndarray, pin_edges: dict[float, str] | None = None) -> str:
     """The bake report's line on a chain's pose jumps (frames where the pose appears, turns in
-    radians)."""
+    radians). ``pin_edges``: frame -> what a pin of the chain's body does there ("pin 'foot.L'
+    takes hold"): jumps there are the pin's, said as such."""
+    at_pins = [f"{pin_edges[float(f)]} at frame {int(f)}" for f in frames if pin_edges and float(f) in pin_edges]
+    if at_pins and len(at_pins) == len(frames):
+        return (
+            "the pose jumps where "
+            + ", ".join(at_pins[:LISTED_JUMPS])
+            + f" (up to {np.degrees(np.max(turns)):.0f}°): the pinned bone is held from there; key the pose "
+            "toward where it is held before that frame, or start the pin where the bone already is"
+        )
     largest = int(np.argmax(turns))
     where = f"{np.degrees(turns[largest]):.0f}° at frame {int(frames[largest])}"
     if len(frames) > 1:
@@ -247,9 +256,10 @@ class Bake:
         self._held: list[_HeldChannel] = []  # every curve's keys, block by block, until ``finish``
         self._last_values: dict = {}  # (chain, bone) -> channel values at the block before's last frame
         self._tallies = [_ChainTally() for _ in self.chains]
+        self.pin_outcomes: dict = {}  # pin index -> body_jobs.PinOutcome, the worst over the blocks
         # Per chain: a StackedInputs (sampled) or a list of FrameInputs, one per frame (stepped).
-        self.inputs: list[chain_jobs.StackedInputs | list[reader.FrameInputs]] = [[] for _ in self.chains]
-        self.solutions: list[chain_jobs.ChainSolution] = []
+        self.inputs: list[jobs.StackedInputs | list[reader.FrameInputs]] = [[] for _ in self.chains]
+        self.solutions: list[jobs.ChainSolution] = []
         self.seconds = {"gather": 0.0, "solve": 0.0, "write": 0.0}
         self.gather_path = ""  # "sampled" or "frame_set" once gathered
         self.sampling_refused = ""  # why the inputs could not be sampled, for messages and tests
@@ -334,7 +344,7 @@ class Bake:
 
     # 2. ----------------------------------------------------------------- solve
 
-    def solve(self) -> list[chain_jobs.ChainSolution]:
+    def solve(self) -> list[jobs.ChainSolution]:
         for _ in self.solve_steps():
             pass
         return self.solutions
@@ -347,11 +357,11 @@ class Bake:
         failed, after all are solved. Changes nothing in the scene."""
         started = time.perf_counter()
         self.inputs = [
-            inputs if isinstance(inputs, chain_jobs.StackedInputs) else chain_jobs.StackedInputs.stack(inputs)
+            inputs if isinstance(inputs, jobs.StackedInputs) else jobs.StackedInputs.stack(inputs)
             for inputs in self.inputs
         ]
-        jobs = [
-            chain_jobs.ChainJob(
+        chain_jobs_here = [
+            jobs.ChainJob(
                 rig=rig,
                 options=options,
                 inputs=inputs,
@@ -359,12 +369,17 @@ class Bake:
                 sequence=True,
                 own_rotations=self._own_rotations(rig, inputs),
                 start_pose=self._pose_before_block(k, rig),
+                frames=self.block_frames,
+                priority=chain.priority,
+                weight=chain.weight,
             )
-            for k, (rig, options, inputs) in enumerate(zip(self.rigs, self.options, self.inputs, strict=True))
+            for k, (chain, rig, options, inputs) in enumerate(
+                zip(self.chains, self.rigs, self.options, self.inputs, strict=True)
+            )
         ]
         self.solutions = []
         solving = chain_jobs.SolvingInThread() if threaded else chain_jobs.solve_inline
-        steps = chain_jobs.solve_chains_stepwise(jobs, self.solutions, solving)
+        steps = chain_jobs.solve_chains_stepwise(chain_jobs_here, self.solutions, solving)
         while True:  # (the time between steps, spent elsewhere by a modal bake, does not count)
             step = next(steps, False)
             self.seconds["solve"] += time.perf_counter() - started
@@ -404,7 +419,7 @@ class Bake:
         return pose
 
     @staticmethod
-    def _own_rotations(rig, inputs: chain_jobs.StackedInputs):
+    def _own_rotations(rig, inputs: jobs.StackedInputs):
         """The bones' own pose the chain's Influence blends with, where it is below 1: what was
         read, except where a bone still holds what Live or Per Frame wrote (``own_pose``)."""
         if inputs.influence is None or np.all(inputs.influence >= 1.0):
@@ -502,11 +517,14 @@ class Bake:
         # Keys every curve keys the block's frames, held once.)
         frames_held = frames.astype(np.float32)
         place = 0
+        keyed = set()  # (body, bone) keyed by a chain of that body already: its chains share the bone
         for k, solution in enumerate(self.solutions):
             rig = solution.rig
             for i, (name, writable) in enumerate(zip(rig.bone_names, rig.writable, strict=True)):
-                if not writable:
+                if not writable or (solution.body, name) in keyed:
                     continue
+                if solution.body:
+                    keyed.add((solution.body, name))
                 pose_bone = self.ob.pose.bones[name]
                 mode = pose_bone.rotation_mode
                 path, size = rotation_modes.data_path_and_size(mode)
@@ -529,8 +547,20 @@ class Bake:
                     channel.frames.append(frames_held[keep])
                     channel.values.append(values[keep, index].astype(np.float32))
                     place += 1
+                if solution.stretch is not None and pose_bone.quat_ik.use_stretch and not pose_bone.lock_scale[1]:
+                    # The Y scale of a stretchy bone, keyed on every frame (it is 1 wherever the
+                    # turns alone reach).
+                    if self.block_index == 0:
+                        self._held.append(_HeldChannel(pose_bone.path_from_id("scale"), 1, name))
+                    channel = self._held[place]
+                    channel.frames.append(frames_held)
+                    channel.values.append(solution.stretch[:, i].astype(np.float32))
+                    place += 1
         for tally, solution in zip(self._tallies, self.solutions, strict=True):
             self._tally(tally, solution, frames, keep_whole=self.block_count == 1)
+        self.pin_outcomes = body_jobs.merged_pin_outcomes(
+            [*self.pin_outcomes.values(), *(o for solution in self.solutions for o in solution.pin_outcomes)]
+        )
         self.blocks_done += 1
         self.seconds["write"] += time.perf_counter() - started
 
@@ -609,13 +639,20 @@ class Bake:
             warnings += [f"{reader.chain_label(chain)}: {w}" for w in solution.rig.warnings]
             jump_frames, turns = np.array(tally.jump_frames), np.array(tally.jump_turns)
             if jump_frames.size:
-                warnings.append(f"{reader.chain_label(chain)}: {jumps_warning(jump_frames, turns)}")
+                edges = self._pin_edges(solution)
+                warnings.append(f"{reader.chain_label(chain)}: {jumps_warning(jump_frames, turns, edges)}")
             if solution.outcome.wrap_jump:
                 warnings.append(f"{reader.chain_label(chain)}: {self._wrap_warning(solution.outcome.wrap_jump)}")
             report = current_frame.ChainReport(chain, solution, None)
             current_frame.record_status(chain, report, jump_frames, float(np.max(turns, initial=0.0)))
             if settings.set_manual and chain.mode != "MANUAL":
                 chain.mode = "MANUAL"  # the keys now drive the bones; do not solve over them
+        current_frame.record_pin_status(self.ob, [t.last_solution for t in self._tallies], self.pin_outcomes)
+        warnings += [
+            f"pin '{self.ob.quat_ik.pins[index].bone}' slipped by up to {outcome.error:.3g}"
+            for index, outcome in sorted(self.pin_outcomes.items())
+            if not outcome.held
+        ]
         anim = self.ob.animation_data
         if settings.destination == "NLA" and anim.action is not None:
             warnings.append(f"the active action '{anim.action.name}' plays on top of the new NLA strip")
@@ -661,6 +698,21 @@ class Bake:
                 "with the NLA tracks below it: what plays is not the baked pose"
             )
         return found
+
+    def _pin_edges(self, solution) -> dict[float, str]:
+        """Frames where a pin on the bones of the solution's body takes hold or lets go."""
+        if not solution.body:
+            return {}
+        bones = set()
+        for chain in self.ob.quat_ik.chains:
+            if chain.name in solution.body:
+                bones.update(reader.chain_bone_names(self.ob, chain.tip_bone, chain.chain_length))
+        edges = {}
+        for pin in self.ob.quat_ik.pins:
+            if pin.enabled and pin.bone in bones:
+                edges[float(pin.frame_start)] = f"pin '{pin.bone}' takes hold"
+                edges[float(pin.frame_end + 1)] = f"pin '{pin.bone}' lets go"
+        return edges
 
     def _wrap_warning(self, turn: float) -> str:
         first, last = int(self.frames[0]), int(self.frames[-1])

@@ -57,7 +57,7 @@ from ...solver.euler_angles import euler_to_quaternion
 from .. import compat
 from ..errors import ChainError
 from ..rig import locks, reader, rotation_modes
-from ..solving.chain_jobs import StackedInputs
+from ..solving.jobs import StackedInputs
 
 if TYPE_CHECKING:
     from ..rig.reader import ChainRig

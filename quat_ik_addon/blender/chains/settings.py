@@ -26,6 +26,7 @@ from ...solver.defaults import DEFAULT_SETTINGS, INTERACTIVE_TIME_LIMIT, ORIENTA
 from .. import overrides
 from ..runtime.state import on_setting_changed
 from . import tip_records
+from .pins import QuatIKPin
 
 MODES = (
     ("MANUAL", "Manual", "Solve only when asked (Solve Now, Bake)", "HAND", 0),
@@ -195,6 +196,25 @@ class QuatIKChain(bpy.types.PropertyGroup):
     orientation_bone: StringProperty(
         name="Orientation Bone", description="Bone whose rotation the tip bone takes", update=_changed
     )
+    priority: IntProperty(
+        name="Priority",
+        description=(
+            "Where the goals of chains solved together as one body conflict, a lower number is met first and a "
+            "higher one as closely as the freedom left allows (pinned bones come before every priority)"
+        ),
+        default=0,
+        min=0,
+        max=15,
+        update=_changed,
+    )
+    weight: FloatProperty(
+        name="Weight",
+        description="How much this chain's goal counts against other goals of the same priority in its body",
+        default=1.0,
+        min=0.0,
+        soft_max=10.0,
+        update=_changed,
+    )
     orientation_weight: FloatProperty(
         name="Orientation Weight",
         description="How much the rotation counts against the position (0: position only)",
@@ -294,13 +314,24 @@ class QuatIKChain(bpy.types.PropertyGroup):
 
 
 class QuatIKArmatureSettings(bpy.types.PropertyGroup):
-    """All Quat IK chains of one armature object, in priority order (first solved first)."""
+    """All Quat IK chains of one armature object, in list order (first solved first), and its pins."""
 
     chains: CollectionProperty(type=QuatIKChain, name="Chains", description="Quat IK chains of this armature")
     active_chain_index: IntProperty(name="Active Chain", description="Chain shown in the panel", default=0, min=0)
+    use_bodies: BoolProperty(
+        name="Solve Shared Bones Together",
+        description=(
+            "Chains that share bones, or that hold a pinned bone, are solved as one body: every goal and pin at "
+            "once, by priority. Off: chains are solved one after another in list order"
+        ),
+        default=True,
+        update=on_setting_changed,
+    )
+    pins: CollectionProperty(type=QuatIKPin, name="Pins", description="Bones held in place over frame ranges")
+    active_pin_index: IntProperty(name="Active Pin", description="Pin shown in the panel", default=0, min=0)
 
 
-CLASSES = (QuatIKChain, QuatIKArmatureSettings)
+CLASSES = (QuatIKChain, QuatIKPin, QuatIKArmatureSettings)
 
 
 def attach() -> None:
@@ -337,3 +368,48 @@ def chains_with_bone(ob, bone_name: str) -> list[int]:
                 break
             bone, left = bone.parent, left - 1
     return found
+
+
+def body_of(ob, index: int, among=None) -> list[int]:
+    """Indices of the enabled chains (those ``among(chain)`` accepts, if given) solved as one
+    body with chain ``index`` (itself included): chains linked through shared bones, as
+    ``solving/body_jobs.group_jobs`` groups them."""
+    chains = ob.quat_ik.chains
+    bones = ob.data.bones
+
+    def bone_set(chain) -> set[str]:
+        found, bone, left = set(), bones.get(chain.tip_bone), chain.chain_length
+        while bone is not None and left > 0:
+            found.add(bone.name)
+            bone, left = bone.parent, left - 1
+        return found
+
+    # (A chain without a target cannot be solved, so it joins no body: its bones link nothing.)
+    if chains[index].target_object is None:
+        return [index]
+    sets = {
+        k: bone_set(chain)
+        for k, chain in enumerate(chains)
+        if k == index or (chain.enabled and chain.target_object is not None and (among is None or among(chain)))
+    }
+    body, reached = {index}, set(sets.get(index, ()))
+    grown = True
+    while grown:
+        grown = False
+        for k, found in sets.items():
+            if k not in body and found & reached:
+                body.add(k)
+                reached |= found
+                grown = True
+    return sorted(body)
+
+
+def with_bodies(ob, chosen, among=None) -> list:
+    """``chosen`` chains with every enabled chain (that ``among(chain)`` accepts, if given)
+    solved with them as one body, in list order (a body is solved whole: its shared bones take
+    all its goals). As given when the armature solves chains one after another."""
+    chains = list(ob.quat_ik.chains)
+    if not ob.quat_ik.use_bodies or len(chains) < 2:
+        return list(chosen)
+    indices = {i for chain in chosen for i in body_of(ob, chains.index(chain), among)}
+    return [chain for i, chain in enumerate(chains) if i in indices]

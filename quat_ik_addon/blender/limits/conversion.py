@@ -148,6 +148,19 @@ def bone_limit(bone_name: str, limits, *, clamp_mode: str = "closest"):
         raise ChainError(f"Bone '{bone_name}' has invalid joint limits: {error}") from None
 
 
+def bone_stretch(bone_name: str, limits):
+    """The solver ``Stretch`` of one pose bone's settings, or None when it keeps its length;
+    ChainError naming the bone if its range is invalid."""
+    if not limits.use_stretch:
+        return None
+    from ...solver.body import Stretch
+
+    try:
+        return Stretch(limits.stretch_min, limits.stretch_max, limits.stretch_stiffness)
+    except ValueError as error:
+        raise ChainError(f"Bone '{bone_name}' has an invalid stretch range: {error}") from None
+
+
 # --------------------------------------------------------------------------- rig spec -> settings
 
 

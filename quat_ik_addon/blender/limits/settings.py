@@ -143,6 +143,41 @@ class QuatIKJointLimits(bpy.types.PropertyGroup):
         default=0.0,
         update=_changed,
     )
+    use_stretch: BoolProperty(
+        name="Stretch",
+        description=(
+            "In a body (chains solved together), the bone may lengthen or shorten along its axis when turning "
+            "alone cannot reach a goal: written to its Y scale"
+        ),
+        update=_changed,
+    )
+    stretch_min: FloatProperty(
+        name="Shortest",
+        description="The shortest the bone may get, as a share of its length",
+        subtype="FACTOR",
+        min=0.001,
+        max=1.0,
+        default=1.0,
+        update=_changed,
+    )
+    stretch_max: FloatProperty(
+        name="Longest",
+        description="The longest the bone may get, as a multiple of its length",
+        min=1.0,
+        max=1000.0,
+        soft_max=3.0,
+        default=1.5,
+        update=_changed,
+    )
+    stretch_stiffness: FloatProperty(
+        name="Stretch Stiffness",
+        description="Share of each solver step the bone's length refuses (0: stretches as readily as it turns)",
+        subtype="FACTOR",
+        min=0.0,
+        max=1.0,
+        default=0.0,
+        update=_changed,
+    )
     hinge_axis: EnumProperty(
         name="Hinge Axis", description="Axis of the bone's rest frame it turns about", items=HINGE_AXES, update=_changed
     )

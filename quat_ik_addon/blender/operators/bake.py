@@ -219,6 +219,13 @@ class QUATIK_OT_bake(bpy.types.Operator):
         return context.object
 
     def _chains(self, ob):
+        """The chains asked for, with every chain solved with them as one body (a body is baked
+        whole: its shared bones take all its goals)."""
+        from ..chains import settings as chain_settings
+
+        return chain_settings.with_bodies(ob, self._chosen_chains(ob))
+
+    def _chosen_chains(self, ob):
         from ..chains import settings as chain_settings
         from ..errors import ChainError
         from ..rig import reader

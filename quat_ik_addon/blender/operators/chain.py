@@ -193,7 +193,9 @@ class QUATIK_OT_add_chain(bpy.types.Operator):
         message = f"Added chain '{chain.name}': {' > '.join(names)} reaching for '{target.name}'"
         level = "INFO"
         sharing = _chains_sharing(ob, chain, names)
-        if sharing:
+        if sharing and ob.quat_ik.use_bodies:
+            message += f"; it shares bones with {sharing}: they are solved together as one body"
+        elif sharing:
             level = "WARNING"
             message += f"; it shares bones with {sharing}, and the chain lower in the list turns them last"
         if self.add_pole:
@@ -419,7 +421,7 @@ class QUATIK_OT_solve(bpy.types.Operator):
             return {"CANCELLED"}
         if self.chains == "ACTIVE":
             chain = chain_settings.active_chain(ob)
-            chains = [chain] if chain is not None else []
+            chains = chain_settings.with_bodies(ob, [chain]) if chain is not None else []
         else:
             chains = [c for c in ob.quat_ik.chains if c.enabled]
         if not chains:
@@ -433,6 +435,7 @@ class QUATIK_OT_solve(bpy.types.Operator):
             return {"CANCELLED"}
         for r in reports:
             current_frame.record_status(r.chain, r)
+        current_frame.record_pin_status(ob, [r.solution for r in reports])
         for error in errors:
             self.report({"WARNING"}, error)
         keyed = sum(auto_keys.key_chain_bones(context, r.solution.rig) for r in reports if r.error is None)

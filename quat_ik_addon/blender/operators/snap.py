@@ -169,7 +169,7 @@ def _planned_moves(rig, inputs, chain, *, with_pole: bool) -> list[tuple]:
 
     from ...solver import quaternion as quat
     from ..solving import chain_options
-    from ..solving.chain_jobs import nearest_rotations
+    from ..solving.matrices import nearest_rotations
     from .pole import pole_world
 
     posed = rig.chain.forward_kinematics(inputs.rotations[None])

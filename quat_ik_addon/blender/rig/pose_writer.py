@@ -49,3 +49,18 @@ def _write_quaternion(pose_bone, q: np.ndarray) -> bool:
         return False
     pose_bone.rotation_quaternion = values
     return True
+
+
+def write_stretch(rig: ChainRig, stretch: np.ndarray) -> bool:
+    """Write one pose's Y scales (n,) to the chain's stretchy bones (those whose Quat IK limits
+    allow Stretch; the others keep their scale); True if any value changed."""
+    pose_bones = rig.armature.pose.bones
+    changed = False
+    for name, value in zip(rig.bone_names, stretch, strict=True):
+        pose_bone = pose_bones[name]
+        if not pose_bone.quat_ik.use_stretch or pose_bone.lock_scale[1]:
+            continue
+        if abs(pose_bone.scale[1] - float(value)) > CHANGE_TOLERANCE:
+            pose_bone.scale[1] = float(value)
+            changed = True
+    return changed

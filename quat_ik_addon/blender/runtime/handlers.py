@@ -70,8 +70,11 @@ def _inputs_key(ob, depsgraph) -> tuple:
 def _solve(ob, chains, depsgraph, *, reason: str, effort=None) -> list:
     """Solve and write; failures are recorded on the chains and printed once, never raised.
     ``effort``: how hard Live chains work (``solving.current_frame.Effort``; default their full settings)."""
+    from ..chains.settings import with_bodies
     from ..solving import current_frame
 
+    # A body is solved whole, whichever of its chains changed (its Manual chains wait to be asked).
+    chains = with_bodies(ob, chains, among=lambda chain: chain.mode in LIVE_MODES)
     session.stats["solves"] += 1
     session.stats["chains_solved"] += len(chains)
     reports = current_frame.solve_current_frame(

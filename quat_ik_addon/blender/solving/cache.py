@@ -7,7 +7,8 @@ solver options. A digest of them keys the outcome: a frame played before is answ
 here, and anything that changes an input (a moved target, a parent, an edited limit or
 setting) is a different key, so nothing is ever stale. Outcomes are kept packed (one array
 each) and the least recently used are dropped beyond ``MAX_BYTES``. Live solves (warm from the current pose), bakes (a sequence)
-and chains with learned start poses are always solved.
+and chains with learned start poses are always solved. Bodies (``solve_body``) are remembered
+the same way when they start from rest and are not a shot: a Per Frame body played again.
 
 No ``bpy`` here.
 """
@@ -21,7 +22,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...solver.body import Body
+from ...solver.body.request import BodyOptions, BodyRequest, BodyRequestResult, solve_body_request
 from ...solver.chain import Chain
+from ...solver.limits.joints import parameter_key
 from ...solver.request import SolveOptions, SolveRequest, solve_request
 from ...solver.settings import SolveResult
 
@@ -32,7 +36,8 @@ from ...solver.settings import SolveResult
 MAX_BYTES = 64 * 2**20
 ENTRY_OVERHEAD = 250  # bytes besides the packed numbers: the array object, the key, the dict's link
 
-_outcomes: OrderedDict[bytes, np.ndarray] = OrderedDict()  # key -> ``_packed`` outcome
+# key -> ``_packed`` chain outcome, or a body's result (its arrays are read-only)
+_outcomes: OrderedDict[bytes, np.ndarray | BodyRequestResult] = OrderedDict()
 _held_bytes = 0
 stats: Counter = Counter()  # "hits" and "misses", for tests and the benchmark
 
@@ -119,14 +124,73 @@ def solve(chain: Chain, request: SolveRequest, options: SolveOptions) -> SolveRe
     return _unpacked(_outcomes[key], frames, chain.n_bones)
 
 
-def _remember(key: bytes, packed: np.ndarray) -> None:
+def _nbytes(value) -> int:
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    return sum(getattr(value, name).nbytes for name in vars(value) if isinstance(getattr(value, name), np.ndarray))
+
+
+def _remember(key: bytes, packed) -> None:
     """Keep ``packed``; drop the least recently used outcomes beyond ``MAX_BYTES``."""
     global _held_bytes
     _outcomes[key] = packed
-    _held_bytes += packed.nbytes + ENTRY_OVERHEAD
+    _held_bytes += _nbytes(packed) + ENTRY_OVERHEAD
     while _held_bytes > MAX_BYTES and len(_outcomes) > 1:
         _key, dropped = _outcomes.popitem(last=False)
-        _held_bytes -= dropped.nbytes + ENTRY_OVERHEAD
+        _held_bytes -= _nbytes(dropped) + ENTRY_OVERHEAD
+
+
+@functools.lru_cache(maxsize=64)  # a Body is hashed by identity, and ``body_jobs`` keeps each one
+def _body_fingerprint(body: Body) -> bytes:
+    digest = hashlib.blake2b(repr((body.bone_names, body.parents)).encode(), digest_size=16)
+    for array in (body.rest_rotations, body.rest_offsets, body.lengths):
+        digest.update(np.ascontiguousarray(array, dtype=float).tobytes())
+    digest.update(repr([parameter_key(limit) for limit in body.limits]).encode())
+    digest.update(repr(body.stretch).encode())
+    return digest.digest()
+
+
+def body_request_key(body: Body, request: BodyRequest, options: BodyOptions):
+    """The digest of a body solve's inputs when it starts from rest and is no shot; else None."""
+    if request.start is not None or request.shot:
+        return None
+    digest = hashlib.blake2b(_body_fingerprint(body), digest_size=16)
+    arrays = []
+    for pin in request.pins:
+        digest.update(repr(("pin", pin.bone)).encode())
+        arrays += [pin.position, pin.rotation]
+    for goal in request.goals:
+        weights = (goal.position_weight, goal.orientation_weight, goal.level)
+        digest.update(repr(("goal", goal.effector.bone, weights)).encode())
+        arrays += [goal.effector.offset, goal.position, goal.orientation, goal.direction, goal.aim_axis]
+    for array in arrays:
+        if array is None:
+            digest.update(b"-")
+        else:
+            array = np.ascontiguousarray(array, dtype=float)
+            digest.update(repr(array.shape).encode() + array.tobytes())
+    digest.update(repr(options).encode())
+    return digest.digest()
+
+
+def solve_body(body: Body, request: BodyRequest, options: BodyOptions) -> BodyRequestResult:
+    """``solver.body.request.solve_body_request``, answered from the cache when these inputs
+    were solved before (from rest, not a shot: Per Frame)."""
+    key = body_request_key(body, request, options)
+    if key is None:
+        return solve_body_request(body, request, options)
+    found = _outcomes.get(key)
+    if found is not None:
+        _outcomes.move_to_end(key)
+        stats["hits"] += 1
+        return found
+    stats["misses"] += 1
+    result = solve_body_request(body, request, options)
+    for value in vars(result).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)  # shared by every later hit
+    _remember(key, result)
+    return result
 
 
 def held_bytes() -> int:

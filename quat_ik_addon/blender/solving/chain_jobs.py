@@ -21,203 +21,21 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ...solver import interrupt
 from ...solver import quaternion as quat
-from ...solver.request import SolveOptions, SolveRequest
+from ...solver.request import SolveRequest
 from ...solver.settings import SolveResult
 from ...solver.shots.pose_curves import blend
 from ..chains.order import ORDER_HINT
 from ..errors import ChainError
-from ..rig.reader import ChainRig, FrameInputs, chain_bone_names, with_ancestors
-from . import cache
-
-
-@dataclass(frozen=True)
-class StackedInputs:
-    """A chain's FrameInputs for F frames, stacked along a first axis."""
-
-    object_world: np.ndarray  # (F, 4, 4)
-    root_parent_armature: np.ndarray  # (F, 4, 4)
-    target_world: np.ndarray  # (F, 4, 4)
-    rotations: np.ndarray  # (F, n, 4)
-    orientation_world: np.ndarray | None  # (F, 4, 4)
-    pole_world: np.ndarray | None = None  # (F, 4, 4)
-    influence: np.ndarray | None = None  # (F,)
-    pole_angle: np.ndarray | None = None  # (F,) radians
-
-    @classmethod
-    def stack(cls, frames: list[FrameInputs]) -> StackedInputs:
-        first = frames[0]
-        if len(frames) == 1:  # (Live and Per Frame: views, no copies)
-            return cls(
-                object_world=first.object_world[None],
-                root_parent_armature=first.root_parent_armature[None],
-                target_world=first.target_world[None],
-                rotations=first.rotations[None],
-                orientation_world=None if first.orientation_world is None else first.orientation_world[None],
-                pole_world=None if first.pole_world is None else first.pole_world[None],
-                influence=np.array([first.influence]),
-                pole_angle=np.array([first.pole_angle]),
-            )
-        return cls(
-            object_world=np.stack([f.object_world for f in frames]),
-            root_parent_armature=np.stack([f.root_parent_armature for f in frames]),
-            target_world=np.stack([f.target_world for f in frames]),
-            rotations=np.stack([f.rotations for f in frames]),
-            orientation_world=None
-            if first.orientation_world is None
-            else np.stack([f.orientation_world for f in frames]),
-            pole_world=None if first.pole_world is None else np.stack([f.pole_world for f in frames]),
-            influence=np.array([f.influence for f in frames]),
-            pole_angle=np.array([f.pole_angle for f in frames]),
-        )
-
-
-@dataclass(frozen=True)
-class ChainJob:
-    rig: ChainRig
-    options: SolveOptions
-    inputs: StackedInputs
-    warm_start: bool = False  # start from the current pose (live) rather than a fixed one
-    sequence: bool = False  # frames follow each other (bake): keep the pose continuous
-    # The bones' own pose the chain's Influence (``inputs.influence``) blends the solved pose
-    # with: by default the rotations read (a bake's keys); Live and Per Frame remember it.
-    own_rotations: np.ndarray | None = None  # (F, n, 4)
-    # (n, 4) where a shot starts when not warm: a bake joining keys before its range starts there.
-    start_pose: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class ChainSolution:
-    """One chain's result; ``error`` (and no outcome) when it could not be solved."""
-
-    rig: ChainRig
-    outcome: SolveResult | None
-    root_world: np.ndarray | None = None  # (F, 4, 4) root frame -> world, as solved
-    target_root: np.ndarray | None = None  # (F, 3) target in the root frame
-    error: str | None = None
-    seconds: float = 0.0  # the solve's own time (of the solver, without reading and correcting)
-
-
-def _frames(rotations: np.ndarray, heads: np.ndarray) -> np.ndarray:
-    """(F, n, 4, 4) rigid matrices from posed rotations and heads."""
-    m = np.zeros((*rotations.shape[:-1], 4, 4))
-    m[..., :3, :3] = quat.to_matrix(rotations)
-    m[..., :3, 3] = heads
-    m[..., 3, 3] = 1.0
-    return m
-
-
-def _rigid_inverse(m: np.ndarray) -> np.ndarray:
-    """Inverses of (..., 4, 4) rigid matrices (rotation and translation): transposed rotations."""
-    inverse = np.zeros(m.shape)
-    rotation = np.swapaxes(m[..., :3, :3], -1, -2)
-    inverse[..., :3, :3] = rotation
-    inverse[..., :3, 3] = -(rotation @ m[..., :3, 3:])[..., 0]
-    inverse[..., 3, 3] = 1.0
-    return inverse
-
-
-def nearest_rotations(m: np.ndarray) -> np.ndarray:
-    """Nearest rotations (F, 3, 3) to (F, 3, 3) matrices (polar decomposition; mirrors flipped)."""
-    u, _s, vt = np.linalg.svd(m)
-    r = u @ vt
-    flip = np.linalg.det(r) < 0.0
-    if np.any(flip):
-        u[flip, :, -1] *= -1.0
-        r = u @ vt
-    return r
-
-
-def _invert(m: np.ndarray, what: str) -> np.ndarray:
-    """Inverses of (F, 4, 4) affine matrices; ChainError naming ``what`` where one holds NaN
-    or infinity or has zero scale."""
-    if not np.isfinite(m).all():
-        raise ChainError(f"The {what} contains NaN or infinity")
-    if len(m) > 1 and np.all(m == m[:1]):  # a still frame (the usual root): invert it once
-        return np.broadcast_to(_invert(m[:1], what), m.shape)
-    inverse = affine_inverse(m)
-    if inverse is None:
-        raise ChainError(f"The {what} has zero scale, so the chain cannot be solved in it")
-    return inverse
-
-
-# The adjugate of a 3×3 matrix flattened row by row (a b c / d e f / g h i): its entry k is
-# m[P[k]] m[Q[k]] - m[R[k]] m[S[k]] (Cramer's rule), e.g. ei - fh first.
-_P, _Q, _R, _S = (
-    np.array(indices)
-    for indices in zip(
-        (4, 8, 5, 7), (2, 7, 1, 8), (1, 5, 2, 4),
-        (5, 6, 3, 8), (0, 8, 2, 6), (2, 3, 0, 5),
-        (3, 7, 4, 6), (1, 6, 0, 7), (0, 4, 1, 3),
-        strict=True,
-    )
-)  # fmt: skip
-SINGULAR = 1e-18  # |det| of the 3×3 part below this: zero scale
-
-
-def affine_inverse(m: np.ndarray) -> np.ndarray | None:
-    """Inverses of (F, 4, 4) affine matrices (last row 0 0 0 1), or None when one has zero
-    scale (|det| of its 3×3 part below ``SINGULAR``).
-
-    Cramer's rule in plain arithmetic, not ``np.linalg.inv``: LAPACK through OpenBLAS took
-    up to 2 ms of CPU for one 4×4 inside a depsgraph handler on a busy 2-core machine (its
-    threads spin waiting for each other), more than the rest of a Live update. One matrix
-    (Live, Per Frame) is inverted in Python floats, faster than any numpy call at that size;
-    the operations are the same, in the same order, so a bake's frames invert bit for bit
-    as a single frame does. Matrices that are not affine go to ``np.linalg.inv``.
-    """
-    m = np.asarray(m, dtype=float)
-    if len(m) == 1:
-        rows = m[0].tolist()
-        if rows[3] == [0.0, 0.0, 0.0, 1.0]:
-            return _affine_inverse_one(rows)
-    if not (np.all(m[:, 3, :3] == 0.0) and np.all(m[:, 3, 3] == 1.0)):
-        if np.any(np.abs(np.linalg.det(m[:, :3, :3])) < SINGULAR):
-            return None
-        return np.linalg.inv(m)
-    a = m[:, :3, :3].reshape(-1, 9)
-    adjugate = a[:, _P] * a[:, _Q] - a[:, _R] * a[:, _S]
-    det = a[:, 0] * adjugate[:, 0] + a[:, 1] * adjugate[:, 3] + a[:, 2] * adjugate[:, 6]
-    if np.any(np.abs(det) < SINGULAR):
-        return None
-    inverse = np.zeros(m.shape)
-    rotation = inverse[:, :3, :3]
-    rotation[...] = (adjugate / det[:, None]).reshape(-1, 3, 3)
-    t = m[:, :3, 3]
-    for row in range(3):
-        r = rotation[:, row]
-        inverse[:, row, 3] = -(r[:, 0] * t[:, 0] + r[:, 1] * t[:, 1] + r[:, 2] * t[:, 2])
-    inverse[:, 3, 3] = 1.0
-    return inverse
-
-
-def _affine_inverse_one(m: list) -> np.ndarray | None:
-    """``affine_inverse`` of one matrix given as nested lists, the same operations in floats."""
-    (a, b, c, x), (d, e, f, y), (g, h, i, z) = m[0], m[1], m[2]
-    adjugate = (
-        e * i - f * h, c * h - b * i, b * f - c * e,
-        f * g - d * i, a * i - c * g, c * d - a * f,
-        d * h - e * g, b * g - a * h, a * e - b * d,
-    )  # fmt: skip
-    det = a * adjugate[0] + b * adjugate[3] + c * adjugate[6]
-    if abs(det) < SINGULAR:
-        return None
-    r0, r1, r2, r3, r4, r5, r6, r7, r8 = (value / det for value in adjugate)
-    return np.array(
-        [
-            [
-                [r0, r1, r2, -(r0 * x + r1 * y + r2 * z)],
-                [r3, r4, r5, -(r3 * x + r4 * y + r5 * z)],
-                [r6, r7, r8, -(r6 * x + r7 * y + r8 * z)],
-                [0.0, 0.0, 0.0, 1.0],
-            ]
-        ]
-    )
+from ..rig.reader import ChainRig, chain_bone_names, with_ancestors
+from . import body_jobs, cache
+from .jobs import ChainJob, ChainSolution
+from .matrices import affine_inverse, check_finite, invert, nearest_rotations, rigid_frames, rigid_inverse
 
 
 class _Corrections:
@@ -315,24 +133,54 @@ class SolvingInThread:
 def solve_chains_stepwise(
     jobs: list[ChainJob], solutions: list[ChainSolution], solving=solve_inline
 ) -> Iterator[ChainSolution | None]:
-    """``solve_chains`` one chain at a time: appends each chain's solution to ``solutions``
-    and yields it, so a modal bake can show progress and take Esc between chains. With
-    ``solving`` a ``SolvingInThread``, it also yields None while a chain's solve runs."""
+    """``solve_chains`` one chain (or one body of chains) at a time: appends each chain's
+    solution to ``solutions`` and yields it, so a modal bake can show progress and take Esc
+    between chains. With ``solving`` a ``SolvingInThread``, it also yields None while a
+    solve runs. Chains that share bones or hold a pinned bone are solved together as one body
+    (``body_jobs``) where the armature says so; the solutions come out in list order."""
     if not jobs:
         return
-    corrections = _Corrections(jobs[0].rig.armature)
+    armature = jobs[0].rig.armature
+    corrections = _Corrections(armature)
+    bone_sets = [set(job.rig.bone_names) for job in jobs]
+    pins = body_jobs.read_pins(armature)
+    # A chain alone is solved as a body where a pin or a stretchy bone needs the body solver.
+    needs_body = {pin.bone for pin in pins} | body_jobs.stretchy_bones(armature, set().union(*bone_sets))
+    units = body_jobs.group_jobs(bone_sets, bool(armature.quat_ik.use_bodies))
     moved_by = [_moved_by(job.rig) for job in jobs]
-    jobs = _with_order_warnings(jobs, moved_by)
-    for k, job in enumerate(jobs):
-        # How this chain moved its bones is worked out only for a later chain they move.
-        bones = set(job.rig.bone_names)
-        later_depends = any(bones.intersection(later) for later in moved_by[k + 1 :])
-        try:
-            solution = yield from _solve_one(job, corrections, record=later_depends, solving=solving)
-        except (ChainError, ValueError) as error:
-            solution = ChainSolution(job.rig, None, error=f"Chain '{job.rig.chain_name}': {error}")
-        solutions.append(solution)
-        yield solution
+    together = {k: {jobs[j].rig.chain_name for j in unit} for unit in units for k in unit}
+    jobs = _with_order_warnings(jobs, moved_by, together)
+    solved: dict[int, ChainSolution] = {}
+    given = len(solutions)
+    for u, unit in enumerate(units):
+        # How these chains moved their bones is worked out only for a later chain they move.
+        bones = set().union(*(bone_sets[k] for k in unit))
+        later = [k for other in units[u + 1 :] for k in other]
+        later_depends = any(bones.intersection(moved_by[k]) for k in later)
+        if body_jobs.is_body(unit, bone_sets, needs_body):
+            unit_jobs = [jobs[k] for k in unit]
+            try:
+                body_solutions = yield from solving(
+                    lambda unit_jobs=unit_jobs, record=later_depends: body_jobs.solve_body_jobs(
+                        unit_jobs, pins, corrections, record=record
+                    )
+                )
+            except (ChainError, ValueError) as error:
+                names = ", ".join(f"'{job.rig.chain_name}'" for job in unit_jobs)
+                body_solutions = [
+                    ChainSolution(job.rig, None, error=f"Chains {names} as one body: {error}") for job in unit_jobs
+                ]
+            solved.update(zip(unit, body_solutions, strict=True))
+        else:
+            (k,) = unit
+            try:
+                solved[k] = yield from _solve_one(jobs[k], corrections, record=later_depends, solving=solving)
+            except (ChainError, ValueError) as error:
+                solved[k] = ChainSolution(jobs[k].rig, None, error=f"Chain '{jobs[k].rig.chain_name}': {error}")
+        while len(solutions) - given in solved:  # in list order, as each is ready (a body's may be apart)
+            solution = solved[len(solutions) - given]
+            solutions.append(solution)
+            yield solution
 
 
 def _listed_chains(armature) -> list[tuple[str, bool, tuple[str, ...]]]:
@@ -354,20 +202,23 @@ def _moved_by(rig: ChainRig) -> set[str]:
     return with_ancestors(rig.armature, (rig.root_parent, rig.target_anchor, rig.orientation_anchor, rig.pole_anchor))
 
 
-def _with_order_warnings(jobs: list[ChainJob], moved_by: list[set[str]]) -> list[ChainJob]:
+def _with_order_warnings(
+    jobs: list[ChainJob], moved_by: list[set[str]], together: dict[int, set[str]]
+) -> list[ChainJob]:
     """Chains solved one after another cannot see what a later chain does to them: a chain
     whose inputs move with a later one is solved from that chain's pose before it moves, and
     a bone two chains share is turned last by the later one. Say so on the chain (the panel
-    shows it), naming the later chain."""
+    shows it), naming the later chain. Chains solved with it as one body (``together[k]``,
+    chain names) see each other."""
     listed = _listed_chains(jobs[0].rig.armature)  # read once: this runs on every Live update
     names = [name for name, _enabled, _bones in listed]
     warned = []
-    for job, inputs_move_with in zip(jobs, moved_by, strict=True):
+    for k, (job, inputs_move_with) in enumerate(zip(jobs, moved_by, strict=True)):
         rig = job.rig
         later = listed[names.index(rig.chain_name) + 1 :] if rig.chain_name in names else []
         warnings = []
         for name, enabled, bones in later:
-            if not enabled:
+            if not enabled or name in together[k]:
                 continue
             shared = sorted(set(rig.bone_names).intersection(bones))
             if shared:
@@ -379,24 +230,6 @@ def _with_order_warnings(jobs: list[ChainJob], moved_by: list[set[str]]) -> list
             job = replace(job, rig=replace(rig, warnings=(*rig.warnings, *warnings)))
         warned.append(job)
     return warned
-
-
-def _check_finite(rig, target_world, orientation_world, pole_world, root_world) -> None:
-    """ChainError naming the input whose (F, 4, 4) world transforms hold NaN or infinity."""
-    inputs = (
-        ("target", rig.target_object, rig.target_bone, target_world),
-        ("orientation target", rig.orientation_object, rig.orientation_bone, orientation_world),
-        ("pole target", rig.pole_object, rig.pole_bone, pole_world),
-        ("armature", rig.armature, rig.root_parent, root_world),
-    )
-    for what, ob, bone, world in inputs:
-        if world is None or np.isfinite(world).all():
-            continue
-        bad = ~np.all(np.isfinite(world.reshape(len(world), -1)), axis=1)
-        if bad.any():
-            name = getattr(ob, "name", "?") + (f" > {bone}" if bone else "")
-            frames = f" at {np.count_nonzero(bad)} of the {len(bad)} frames" if len(bad) > 1 else ""
-            raise ChainError(f"the {what} '{name}' has a location or rotation that is not a number{frames}")
 
 
 def _solve_one(
@@ -411,8 +244,8 @@ def _solve_one(
     target_world = corrections.moved(rig.target_anchor, inputs.object_world, inputs.target_world)
     orientation_world = corrections.moved(rig.orientation_anchor, inputs.object_world, inputs.orientation_world)
     pole_world = corrections.moved(rig.pole_anchor, inputs.object_world, inputs.pole_world)
-    _check_finite(rig, target_world, orientation_world, pole_world, root_world)
-    to_root = _invert(root_world, f"root frame of chain '{rig.chain_name}'")
+    check_finite(rig, target_world, orientation_world, pole_world, root_world)
+    to_root = invert(root_world, f"root frame of chain '{rig.chain_name}'")
     target_root = np.einsum("fij,fj->fi", to_root, target_world[:, :, 3])[:, :3]
     orientations = None
     if orientation_world is not None:
@@ -439,8 +272,8 @@ def _solve_one(
     if record:  # a later chain may hang below this one
         old = rig.chain.forward_kinematics(inputs.rotations)
         new = rig.chain.forward_kinematics(outcome.rotations)
-        moved = _frames(new.rotations, new.heads) @ _rigid_inverse(_frames(old.rotations, old.heads))
-        parent_old_inverse = _invert(parent_old, f"root frame of chain '{rig.chain_name}'")
+        moved = rigid_frames(new.rotations, new.heads) @ rigid_inverse(rigid_frames(old.rotations, old.heads))
+        parent_old_inverse = invert(parent_old, f"root frame of chain '{rig.chain_name}'")
         for i, name in enumerate(rig.bone_names):
             corrections.by_bone[name] = parent @ moved[:, i] @ parent_old_inverse
     return ChainSolution(rig, outcome, root_world, target_root, seconds=seconds)

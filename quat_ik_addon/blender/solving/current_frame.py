@@ -21,7 +21,7 @@ from ..chains import learned_store
 from ..errors import ChainError
 from ..rig import own_pose, pose_writer, reader
 from ..runtime.state import session
-from . import chain_jobs, chain_options
+from . import body_jobs, chain_jobs, chain_options, jobs
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class ChainReport:
     """What happened to one chain: ``error`` set when it could not be solved (pose untouched)."""
 
     chain: object  # the QuatIKChain property group
-    solution: chain_jobs.ChainSolution | None
+    solution: jobs.ChainSolution | None
     error: str | None
     changed: bool = False  # the pose was written with new values
     light: bool = False  # solved lightly while moving, or cut short by its time limit: finish at rest
@@ -96,7 +96,7 @@ def solves_lightly(ob, chain, rig: reader.ChainRig, options: SolveOptions, effor
 
 @dataclass(frozen=True)
 class _Read:
-    job: chain_jobs.ChainJob
+    job: jobs.ChainJob
     light: bool  # solved lightly (``solves_lightly``)
     measured_as: tuple | None  # a warm full solve: what its time holds for (``_measured_as``)
 
@@ -118,20 +118,23 @@ def _read(ob, chain, depsgraph, *, warm_start: bool, sequence: bool, effort: Eff
     own = None
     if inputs.influence < 1.0 or own_pose.remembers(rig):
         own = own_pose.own_rotations(rig, inputs.rotations)[None]
-    job = chain_jobs.ChainJob(
+    job = jobs.ChainJob(
         rig=rig,
         options=options,
-        inputs=chain_jobs.StackedInputs.stack([inputs]),
+        inputs=jobs.StackedInputs.stack([inputs]),
         warm_start=warm_start,
         sequence=sequence,
         own_rotations=own,
+        frames=np.array([depsgraph.scene.frame_current + depsgraph.scene.frame_subframe]),
+        priority=chain.priority,
+        weight=chain.weight,
     )
     return _Read(job, light, measured_as)
 
 
 def read_job(
     ob, chain, depsgraph, *, warm_start: bool, sequence: bool = False, effort: Effort = Effort.FULL
-) -> chain_jobs.ChainJob:
+) -> jobs.ChainJob:
     """A chain's job for the current frame; ChainError if it cannot be read."""
     return _read(ob, chain, depsgraph, warm_start=warm_start, sequence=sequence, effort=effort).job
 
@@ -171,6 +174,8 @@ def solve_current_frame(
         if solution.error is None:
             if write:
                 changed = pose_writer.write_pose(solution.rig, solution.outcome.rotations[0])
+                if solution.stretch is not None:
+                    changed |= pose_writer.write_stretch(solution.rig, solution.stretch[0])
                 if read.job.own_rotations is not None:
                     own_pose.remember(solution.rig, read.job.own_rotations[0])
             if read.measured_as is not None:
@@ -182,7 +187,31 @@ def solve_current_frame(
     if record:
         for report in ordered:
             record_status(report.chain, report)
+        record_pin_status(ob, [report.solution for report in ordered])
     return ordered
+
+
+def record_pin_status(ob, solutions, outcomes=None) -> None:
+    """Store on the armature's pins how the solutions (a body's chains carry its pins'
+    outcomes) held them; ``outcomes``: pin index → ``body_jobs.PinOutcome`` gathered already
+    (a bake's blocks). A pin no solved chain holds says so."""
+    solved = [solution for solution in solutions if solution is not None and solution.error is None]
+    if outcomes is None:
+        outcomes = body_jobs.merged_pin_outcomes(o for solution in solved for o in solution.pin_outcomes)
+    bones = set().union(*(solution.rig.bone_names for solution in solved)) if solved else set()
+    for index, pin in enumerate(ob.quat_ik.pins):
+        outcome = outcomes.get(index)
+        if outcome is None:
+            held_by_none = pin.enabled and pin.bone and pin.bone not in bones and solved
+            message = f"no chain that was solved holds '{pin.bone}'" if held_by_none else ""
+            _set_if_changed(pin, "status_message", message)
+            _set_if_changed(pin, "status_solved", False)
+            continue
+        _set_if_changed(pin, "status_solved", True)
+        _set_if_changed(pin, "status_held", bool(outcome.held))
+        _set_if_changed(pin, "status_error", float(outcome.error))
+        message = "" if outcome.held else "the goals and limits pulled it away"
+        _set_if_changed(pin, "status_message", message)
 
 
 def _set_if_changed(chain, name: str, value) -> None:

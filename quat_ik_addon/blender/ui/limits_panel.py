@@ -79,6 +79,7 @@ class QUATIK_PT_bone_limits(bpy.types.Panel):
             self._draw_ball(layout, limits)
         if kind != "FIXED":
             layout.prop(limits, "stiffness")
+        _draw_stretch(layout, limits)
         _draw_problem(layout, pose_bone)
         row = layout.row(align=True)
         row.operator("quat_ik.limits_from_blender", text="From IK Limits").source = "IK"
@@ -161,6 +162,16 @@ def _draw_range_note(layout, minimum: float, maximum: float) -> None:
     through = minimum < math.pi < maximum or minimum < -math.pi < maximum
     if through and maximum - minimum < 2.0 * math.pi:
         layout.label(text=f"Runs through ±180° ({math.degrees(maximum - minimum):.0f}° wide)", icon="INFO")
+
+
+def _draw_stretch(layout, limits) -> None:
+    """Stretch: used when the bone's chain is solved as a body (``solving/body_jobs.py``)."""
+    layout.prop(limits, "use_stretch")
+    if limits.use_stretch:
+        col = layout.column(align=True)
+        col.prop(limits, "stretch_min")
+        col.prop(limits, "stretch_max")
+        col.prop(limits, "stretch_stiffness")
 
 
 def _draw_problem(layout, pose_bone) -> None:

@@ -12,6 +12,7 @@ import bpy
 
 from ..chains import settings as chain_settings
 from ..chains.order import ORDER_HINT
+from ..chains.pins import pin_label
 from ..runtime.state import session
 from .solver_settings import draw_solver_settings
 
@@ -245,6 +246,72 @@ def _label_characters(context) -> int:
     return max(16, int((region.width - BOXED_LABEL_MARGIN_PX * scale) / (LABEL_CHARACTER_PX * scale)))
 
 
+class QUATIK_UL_pins(bpy.types.UIList):
+    """The armature's pins: enabled, bone, frames, whether the last solve held it."""
+
+    bl_idname = "QUATIK_UL_pins"
+
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index=0):
+        row = layout.row(align=True)
+        row.prop(item, "enabled", text="")
+        row.label(text=pin_label(item), icon="PINNED")
+        sub = row.row()
+        sub.alignment = "RIGHT"
+        if item.status_message or (item.status_solved and not item.status_held):
+            sub.label(text="", icon="ERROR")
+        sub.label(text=f"{item.frame_start}–{item.frame_end}")
+
+
+class QUATIK_PT_body(_QuatIKPanel, bpy.types.Panel):
+    """Chains solved together as one body, their priorities and weights, and pinned bones"""
+
+    bl_label = "Body & Pins"
+    bl_idname = "QUATIK_PT_body"
+    bl_parent_id = "QUATIK_PT_chains"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        ob = context.object
+        settings = ob.quat_ik
+        layout.prop(settings, "use_bodies")
+        chain = chain_settings.active_chain(ob)
+        if chain is not None and settings.use_bodies:
+            together = chain_settings.body_of(ob, settings.active_chain_index)
+            col = layout.column(align=True)
+            if len(together) > 1:
+                col.label(
+                    text="Solved with: "
+                    + ", ".join(settings.chains[i].name for i in together if i != settings.active_chain_index),
+                    icon="LINKED",
+                )
+            split = col.split(factor=0.5, align=True)
+            split.prop(chain, "priority")
+            split.prop(chain, "weight")
+        row = layout.row()
+        row.template_list("QUATIK_UL_pins", "", settings, "pins", settings, "active_pin_index", rows=2)
+        col = row.column(align=True)
+        col.operator("quat_ik.add_pin", icon="ADD", text="")
+        col.operator("quat_ik.remove_pin", icon="REMOVE", text="")
+        if not 0 <= settings.active_pin_index < len(settings.pins):
+            return
+        pin = settings.pins[settings.active_pin_index]
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        col = layout.column()
+        col.prop_search(pin, "bone", ob.data, "bones")
+        col.prop(pin, "hold")
+        sub = col.column(align=True)
+        sub.prop(pin, "frame_start", text="Frames")
+        sub.prop(pin, "frame_end", text="End")
+        col.operator("quat_ik.capture_pin", icon="EYEDROPPER", text="Capture Current Pose")
+        if pin.status_message:
+            col.label(text=pin.status_message[:1].upper() + pin.status_message[1:], icon="ERROR")
+        elif pin.status_solved:
+            icon = "CHECKMARK" if pin.status_held else "ERROR"
+            col.label(text=("Held" if pin.status_held else "Slipped") + f", off by {pin.status_error:.2g}", icon=icon)
+
+
 def draw_pose_ik_menu(self, context):
     """Entries in Pose > Inverse Kinematics (and the Shift+I menu area)."""
     layout = self.layout
@@ -252,9 +319,11 @@ def draw_pose_ik_menu(self, context):
     layout.operator("quat_ik.add_chain", icon="CON_KINEMATIC")
     layout.operator("quat_ik.add_pole", text="Add Quat IK Pole Target")
     layout.operator("quat_ik.snap_target", text="Snap Quat IK Target to Chain")
+    layout.operator("quat_ik.add_pin", text="Pin Bone (Quat IK)")
     layout.operator("quat_ik.mirror_chain", text="Mirror Quat IK Chain")
     layout.operator("quat_ik.select_bone_chain", text="Select Quat IK Chain of Active Bone")
     layout.operator("quat_ik.from_ik_constraint", text="Quat IK Chain from IK Constraint")
+    layout.operator("quat_ik.from_all_ik_constraints", text="Quat IK Chains from All IK Constraints")
     layout.operator("quat_ik.solve", text="Solve Quat IK Now")
     layout.operator("quat_ik.bake", text="Bake Quat IK...")
     layout.operator("quat_ik.next_jump", text="Next Quat IK Pose Jump")
@@ -267,4 +336,6 @@ CLASSES = (
     QUATIK_PT_chain_pole,
     QUATIK_PT_chain_solver,
     QUATIK_PT_chain_status,
+    QUATIK_UL_pins,
+    QUATIK_PT_body,
 )

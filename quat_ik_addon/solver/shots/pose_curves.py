@@ -21,8 +21,10 @@ CURVE_POINTS = 4  # a cubic through the solved frames two before and two after
 
 
 def blend(a: Array, b: Array, weight: ArrayLike) -> Array:
-    """Per-joint slerp from poses ``a`` to ``b`` (..., n, 4) by ``weight`` (...,)."""
-    fraction = np.broadcast_to(np.asarray(weight, dtype=float)[..., None], a.shape[:-1])
+    """Per-joint slerp from poses ``a`` to ``b`` (..., n, 4) by ``weight``: (...,) for every
+    joint of a pose alike, or (..., n) per joint."""
+    weight = np.asarray(weight, dtype=float)
+    fraction = weight if weight.shape == a.shape[:-1] else np.broadcast_to(weight[..., None], a.shape[:-1])
     return quat.multiply(a, quat.slerp_from_identity(quat.multiply(quat.conjugate(a), b), fraction))
 
 

@@ -131,5 +131,12 @@ with checks.step("many jumps are named in one short warning"):
     checks.check("... and the largest with its frame", "up to 90° at frame 70" in line, line)
     line = bake.jumps_warning(np.array([70.0]), np.radians([14.0]))
     checks.check("one jump: its turn and frame", "jumps between solution branches 14° at frame 70," in line, line)
+    edges = {41.0: "pin 'foot.L' takes hold"}
+    line = bake.jumps_warning(np.array([41.0]), np.radians([14.0]), edges)
+    checks.check(
+        "a jump where a pin takes hold names the pin", "where pin 'foot.L' takes hold at frame 41" in line, line
+    )
+    line = bake.jumps_warning(np.array([41.0, 60.0]), np.radians([14.0, 30.0]), edges)
+    checks.check("... not when another jump is the solve's", "solution branches" in line, line)
 
 checks.close()

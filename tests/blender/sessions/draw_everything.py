@@ -265,6 +265,14 @@ with checks.step("a solved chain with every joint kind and window shape draws"):
     for bone in ("B1", "B2", "B3"):
         pose_mode(ob, bone)
         draw_all(f"bone {bone}", ob)
+    # A pinned bone and a stretchy one: the pin list, the pin's fields and the stretch range draw.
+    pose_mode(ob, "B1")
+    bpy.ops.quat_ik.add_pin(frame_start=1, frame_end=20)
+    ob.pose.bones["B1"].quat_ik.use_stretch = True
+    ob.quat_ik.pins[0].status_solved, ob.quat_ik.pins[0].status_held = True, False
+    draw_all("a pinned, stretchy bone", ob)
+    ob.quat_ik.pins.clear()
+    ob.pose.bones["B1"].quat_ik.use_stretch = False
 
 with checks.step("targets, orientation target and pole on another armature's bones draw"):
     # ---- state 3: targets, orientation target and pole as bones of another armature; a failed solve

@@ -141,6 +141,7 @@ with checks.step("a chain sharing bones with a later one says which"):
     # ---- a chain sharing a bone with a later one: the later one turns it last, and the
     # earlier chain says so
     body.quat_ik.chains.move(0, 1)  # back in order: right hand, left hand
+    body.quat_ik.use_bodies = False  # (solved one after another; as one body they see each other)
     bpy.context.view_layer.objects.active = body
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         add_chain(body, "L2", 2, "Grip", mode="MANUAL")

@@ -35,7 +35,7 @@ from tests.blender.sessions.common import (
 print("VERSION " + ".".join(str(v) for v in bpy.app.version[:3]), flush=True)
 checks = Checks(f"input sampling in Blender {bpy.app.version_string}")
 bake = submodule("bake.bake")
-chain_solve = submodule("solving.chain_jobs")
+solving_jobs = submodule("solving.jobs")
 compat = submodule("compat")
 input_sampling = submodule("bake.input_sampling")
 runtime = submodule("runtime.state").session
@@ -52,8 +52,8 @@ def gathered(ob, *, sample: bool, frames=FRAMES):
     job = bake.Bake(bpy.context.scene, ob, [ob.quat_ik.chains[0]], bake.BakeSettings(*frames, sample_inputs=sample))
     job.gather_all(bpy.context.evaluated_depsgraph_get)
     inputs = job.inputs[0]
-    if not isinstance(inputs, chain_solve.StackedInputs):
-        inputs = chain_solve.StackedInputs.stack(inputs)
+    if not isinstance(inputs, solving_jobs.StackedInputs):
+        inputs = solving_jobs.StackedInputs.stack(inputs)
     return inputs, job
 
 

@@ -212,10 +212,10 @@ with checks.step("a loaded file's rig holds the loaded objects"):
     update()
     checks.check("... and the Live chain follows its target", reaches() < 1e-3, reaches())
 
-# ---- the root frame is inverted in plain arithmetic (``chain_solve.affine_inverse``): as
+# ---- the root frame is inverted in plain arithmetic (``matrices.affine_inverse``): as
 # np.linalg.inv does, and a bake's frames bit for bit as each frame alone (Live, Per Frame)
 with checks.step("the root frame's inverse matches numpy's"):
-    chain_solve = submodule("solving.chain_jobs")
+    chain_solve = submodule("solving.matrices")
     rng = np.random.default_rng(7)
     frames = np.zeros((6, 4, 4))
     frames[:, :3, :] = rng.normal(size=(6, 3, 4))
