@@ -1,6 +1,6 @@
 """Build the sample rigs: ``sample_rigs/<name>.blend`` and ``<name>.rig.json``, reproducibly.
 
-    blender -b --factory-startup --python sample_rigs/make_rigs.py    # all six, into sample_rigs/ (Blender 3.4)
+    blender -b --factory-startup --python sample_rigs/make_rigs.py    # all seven, into sample_rigs/ (Blender 3.4)
     .venv/bin/python sample_rigs/make_rigs.py --only leg,arm3 --out-dir /tmp/rigs
     blender -b --factory-startup --python sample_rigs/make_rigs.py -- --out-dir /tmp/rigs
 
@@ -41,6 +41,8 @@ from sample_rigs.definitions import (  # noqa: E402
     build_robot5,
     build_tentacle30,
 )
+from sample_rigs.rigify_body import FRAMES as BODY_FRAMES  # noqa: E402
+from sample_rigs.rigify_body import build_rigify_body  # noqa: E402
 
 SAMPLE_RIGS_DIR = Path(__file__).resolve().parent
 OLDEST_BLENDER = (3, 4)  # the committed files are saved by this version, so every supported one opens them
@@ -62,6 +64,7 @@ RIGS = (
     SampleRig("robot5", 180, build_robot5, ChainSetup(), "5-DoF arm touching a table from given directions"),
     SampleRig("tentacle30", 150, build_tentacle30, ChainSetup(), "30 bones in 12° cones after a fast target"),
     SampleRig("rigify_human", 192, build_rigify_human, ChainSetup(), "Blender's Rigify human metarig, 4 limbs"),
+    SampleRig("rigify_body", BODY_FRAMES, build_rigify_body, ChainSetup(), "the metarig walking: bodies and pins"),
 )
 RIGS_BY_NAME = {rig.name: rig for rig in RIGS}
 

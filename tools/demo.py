@@ -8,7 +8,9 @@ writes to ``out/demo/``:
 
 * ``<rig>.blend``: the rig with both bakes (Quat IK's action plays; "Blender IK bake" is kept);
 * ``<rig>.png``: target path against both tips' paths, tip error, every joint against its limits;
-* ``summary.md`` / ``summary.json``: the table printed at the end;
+* ``summary.md`` / ``summary.json``: the table printed at the end; for rigs solved as bodies
+  (``rigify_body``) also a table of pin slips, goal errors by priority, limit breaches and joint
+  changes, Quat IK beside Blender's IK (``tools/demo_body.py``);
 * ``human_arm.bvh``: the baked arm exported with Blender's BVH exporter and checked by reading
   it back with the BVH importer (``tools/demo_bvh.py`` says how).
 
@@ -48,9 +50,11 @@ def say(message: str) -> None:
 
 
 def bake_one(name: str, rigs_dir: Path, out_dir: Path, module: str) -> tuple:
-    """Bake one rig both ways, plot it; returns (RigRun, stats by solver)."""
+    """Bake one rig both ways, plot it; returns (RigRun, stats by solver, BodyFigures or None
+    for a rig without bodies)."""
     from sample_rigs.make_rigs import RIGS_BY_NAME, make_rig
     from tools.demo_bake import bake_rig
+    from tools.demo_body import body_figures, is_body_rig
     from tools.demo_metrics import solver_stats
     from tools.figures import rig_figure
 
@@ -63,12 +67,21 @@ def bake_one(name: str, rigs_dir: Path, out_dir: Path, module: str) -> tuple:
         solver: solver_stats(run.frames, run.chains, run.runs[solver], run.bake_seconds[solver]) for solver in run.runs
     }
     png = rig_figure(run, stats, out_dir / f"{name}.png")
+    body = None
+    if is_body_rig(_armature_with_chains()):
+        body = body_figures(run, stats, module)  # opens the baked file: after everything else of this rig
     ours, theirs = stats["quat_ik"], stats["blender_ik"]
     say(
         f"{name}: {ours.frames} frames; Quat IK {ours.bake_seconds:.2f} s, reached {ours.reached}; "
         f"Blender IK {theirs.bake_seconds:.2f} s, reached {theirs.reached}; wrote {png.name}, {run.baked_blend.name}"
     )
-    return run, stats
+    return run, stats, body
+
+
+def _armature_with_chains():
+    import bpy
+
+    return next(ob for ob in bpy.data.objects if ob.type == "ARMATURE" and len(ob.quat_ik.chains))
 
 
 def summary_table(results: dict) -> str:
@@ -90,10 +103,14 @@ def summary_table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def write_summary(out_dir: Path, results: dict, bvh, environment: dict) -> str:
+def write_summary(out_dir: Path, results: dict, bvh, environment: dict, bodies: dict | None = None) -> str:
+    from tools import demo_body
     from tools.demo_metrics import REACHED_ANGLE, REACHED_DISTANCE, VIOLATION_TOLERANCE
 
+    bodies = bodies or {}
     table = summary_table(results)
+    for name, figures in bodies.items():
+        table += "\n\n" + demo_body.markdown(name, figures)
     notes = [
         f"Blender {environment['blender']}, Python {environment['python']}, {environment['cpus']} CPUs; "
         f"total demo time {environment['seconds']:.0f} s.",
@@ -104,6 +121,16 @@ def write_summary(out_dir: Path, results: dict, bvh, environment: dict) -> str:
         "Quat IK: the `quat_ik.bake` operator (the Bake button). Blender IK: its IK constraint on the same bones and "
         "targets, baked with `nla.bake` (visual keying) from the rest pose.",
     ]
+    if bodies:
+        notes.append(
+            "Bodies: chains that share bones are solved as one body, goals by priority, pinned bones above "
+            "every goal (Quat IK); Blender's IK solves its constraints that share bones as one tree, with no "
+            "priorities or pins, its feet reaching for the same targets. A pin's slip is its bone's largest "
+            "distance from where the pin holds it over the pin's frames (Blender's: the same bone on the same "
+            "frames); 'met' is within 1 mm (and 1°). 'What the animation needs' is the largest turn per frame of "
+            "a goal seen from its chain's root joint (the direction to the target and, with an orientation "
+            "goal, its rotation, in the root's parent bone's frame)."
+        )
     if bvh is not None:
         notes.append(
             f"BVH: `{bvh.path.name}` ({bvh.bones} bones, {bvh.frames} frames) exported and re-imported with Blender's "
@@ -116,6 +143,7 @@ def write_summary(out_dir: Path, results: dict, bvh, environment: dict) -> str:
         "environment": environment,
         "rigs": {name: {solver: asdict(s) for solver, s in stats.items()} for name, (_run, stats) in results.items()},
         "bvh": None if bvh is None else {**asdict(bvh), "path": str(bvh.path), "ok": bvh.ok},
+        "bodies": {name: demo_body.to_json(figures) for name, figures in bodies.items()},
     }
     (out_dir / "summary.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return table + "\n\n" + "\n".join(notes[1:2] + notes[3:])
@@ -133,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     failures: list[str] = []
     results: dict = {}
+    bodies: dict = {}
     bvh = None
     try:
         say("building and validating the extension zip")
@@ -158,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
             for name in names:
                 say(f"{name}: baking with Quat IK, then with Blender's IK constraint")
                 try:
-                    results[name] = bake_one(name, args.rigs_dir.resolve(), out_dir, module)
+                    run, stats, body = bake_one(name, args.rigs_dir.resolve(), out_dir, module)
+                    results[name] = (run, stats)
+                    if body is not None:
+                        bodies[name] = body
                 except Exception:
                     traceback.print_exc()
                     failures.append(f"{name}: baking failed (traceback above)")
@@ -184,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": time.perf_counter() - started,
             }
         if results:
-            summary = write_summary(out_dir, results, bvh, environment)
+            summary = write_summary(out_dir, results, bvh, environment, bodies)
             print("\n" + summary + "\n", flush=True)
             say(f"wrote {out_dir / 'summary.md'} and {len(results)} rigs' .blend and .png files")
         if args.readme_images:

@@ -134,6 +134,11 @@ def bake_rig(blend_path: Path, out_dir: Path, module: str, say=print) -> RigRun:
     if len(constraints) != len(chains):
         raise RuntimeError(f"{blend_path.name}: {len(chains)} chains but {len(constraints)} '{BLENDER_IK_NAME}'")
 
+    # The rig's own animation (rigify_body's walk keys its hips): Blender's bake plays a copy of
+    # it, since Quat IK's bake keys the chains into the action itself.
+    animation = ob.animation_data.action if ob.animation_data is not None else None
+    own_keys = animation.copy() if animation is not None else None
+
     # Quat IK: the Bake button's operator, as a user runs it.
     session = _addon_module(module, "runtime.state").session
     started = time.perf_counter()
@@ -148,7 +153,12 @@ def bake_rig(blend_path: Path, out_dir: Path, module: str, say=print) -> RigRun:
     # Blender's IK: same targets, its constraint unmuted, our chains off, baked with visual
     # keying. nla.bake keys frame by frame, so each frame starts from the previous frame's
     # answer; the first starts from the rest pose.
-    ob.animation_data.action = None
+    compat = _addon_module(module, "compat")
+    if own_keys is not None:
+        own_keys.name = "Blender IK bake"
+        compat.assign_action(ob, own_keys)
+    else:
+        ob.animation_data.action = None
     enabled = [chain.enabled for chain in ob.quat_ik.chains]
     for chain in ob.quat_ik.chains:
         chain.enabled = False
@@ -158,6 +168,8 @@ def bake_rig(blend_path: Path, out_dir: Path, module: str, say=print) -> RigRun:
     bpy.ops.object.mode_set(mode="POSE")
     _select_only(ob, {name for c in chains for name in c.bone_names})
     options = {"channel_types": {"ROTATION"}} if "channel_types" in bpy.ops.nla.bake.get_rna_type().properties else {}
+    if own_keys is not None:  # key into the copy, so the hips keep their own animation
+        options["use_current_action"] = True
     started = time.perf_counter()
     result = bpy.ops.nla.bake(
         frame_start=int(frames[0]),
@@ -181,7 +193,6 @@ def bake_rig(blend_path: Path, out_dir: Path, module: str, say=print) -> RigRun:
 
     # The saved file plays Quat IK's bake; Blender's is kept (fake user) to switch to.
     theirs_action.use_fake_user = True
-    compat = _addon_module(module, "compat")
     compat.assign_action(ob, ours_action)
     scene.frame_set(int(frames[0]))
     out_dir.mkdir(parents=True, exist_ok=True)
