@@ -8,8 +8,11 @@ Run by hand from the repository root (never in CI; nothing here asserts a time):
 Sections: ``batched`` (per number of effectors, several random bodies of about 20 bones,
 N goal sets each solved in one call, half the bodies with a pinned bone) and ``live`` (a
 4-effector body, one goal set at a time: cold from rest, and warm from the previous answer with
-every joint turned a little, as Live solves while a target is dragged, with and without restarts). The body solver runs on
-numpy only (the native kernel does not run bodies yet). Prints one table per section and writes
+every joint turned a little, as Live solves while a target is dragged, with and without restarts:
+``restarts`` rounds run for rows with any level unmet, ``top_restarts`` only where the pins or the
+top level miss). Every section runs on both solver paths (the ``path`` column): the native kernel
+(``qik_body_stage``, the stages' iterations in C) and the numpy reference
+(``BodySettings(kernel="numpy")``), on the same problems. Prints one table per section and writes
 ``body.json`` and ``body.md`` (default: bench/results/).
 
 What the columns mean: ``ms_per_row`` is CPU time per goal set; ``pins_held`` the share of rows
@@ -48,11 +51,13 @@ sys.path.insert(0, str(REPO))
 from quat_ik_addon.solver import quaternion as quat  # noqa: E402
 from quat_ik_addon.solver.body import BodySettings, Goal, Pin, solve_body  # noqa: E402
 from quat_ik_addon.solver.body.reference_bodies import random_body, tip_bones  # noqa: E402
+from quat_ik_addon.solver.native import library  # noqa: E402
 
 SEED = 20261128
 PULL = 0.3  # spread of the lower levels' targets about reachable ones: many out of reach together
 WARM_PERTURBATION = 0.05  # radians: the turn of every joint for a warm (Live) start
 SECTIONS = ("batched", "live")
+PATHS = {"native": "auto", "numpy": "numpy"}  # the path column, and BodySettings.kernel for it
 
 
 @dataclass(frozen=True)
@@ -114,78 +119,107 @@ def summary(body, goals, result) -> dict:
 def run_batched(plan: Plan) -> list[dict]:
     rows = []
     for effectors in plan.effectors:
-        rng = np.random.default_rng([SEED, effectors])
-        per_body = []
-        for b in range(plan.bodies):
-            body, goals, pins = problem(rng, effectors, plan.rows, plan.bones, pinned=b % 2 == 1)
-            result, seconds = timed(lambda body=body, goals=goals, pins=pins: solve_body(body, goals, pins))
-            per_body.append(summary(body, goals, result) | {"ms_per_row": 1e3 * seconds / plan.rows, "pins": len(pins)})
-        with_pins = [s for s in per_body if s["pins"]]
-        lower = np.concatenate([s["lower_err"] for s in per_body])
-        row = {
-            "effectors": effectors,
-            "bodies": plan.bodies,
-            "bones": plan.bones,
-            "N": plan.rows,
-            "ms_per_row_p50": float(np.median([s["ms_per_row"] for s in per_body])),
-            "ms_per_row_max": float(np.max([s["ms_per_row"] for s in per_body])),
-            "pins_held": float(np.mean([s["pins_held"] for s in with_pins])) if with_pins else None,
-            "pin_err_max": float(np.max([s["pin_err_max"] for s in with_pins])) if with_pins else None,
-            "top_success": float(np.mean([s["top_success"] for s in per_body])),
-            "lower_met": float(np.mean([s["lower_met"] for s in per_body])),
-            "lower_err_p50": float(np.median(lower)),
-            "lower_err_max": float(np.max(lower)),
-            "stretched": float(np.mean([s["stretched"] for s in per_body])),
-            "violation_max": float(np.max([s["violation_max"] for s in per_body])),
-            "iterations": float(np.mean([s["iterations"] for s in per_body])),
-            "nan": int(sum(s["nan"] for s in per_body)),
-        }
-        print("  " + "  ".join(f"{k}={cell(v)}" for k, v in row.items()), flush=True)
-        rows.append(row)
+        for path, kernel in PATHS.items():
+            rng = np.random.default_rng([SEED, effectors])  # the same problems on both paths
+            settings = BodySettings(kernel=kernel)
+            per_body = []
+            for b in range(plan.bodies):
+                body, goals, pins = problem(rng, effectors, plan.rows, plan.bones, pinned=b % 2 == 1)
+                result, seconds = timed(
+                    lambda body=body, goals=goals, pins=pins, c=settings: solve_body(body, goals, pins, settings=c)
+                )
+                per_body.append(
+                    summary(body, goals, result) | {"ms_per_row": 1e3 * seconds / plan.rows, "pins": len(pins)}
+                )
+            rows.append(_batched_row(effectors, path, plan, per_body))
     return rows
 
 
+def _batched_row(effectors: int, path: str, plan: Plan, per_body: list[dict]) -> dict:
+    with_pins = [s for s in per_body if s["pins"]]
+    lower = np.concatenate([s["lower_err"] for s in per_body])
+    row = {
+        "effectors": effectors,
+        "path": path,
+        "bodies": plan.bodies,
+        "bones": plan.bones,
+        "N": plan.rows,
+        "ms_per_row_p50": float(np.median([s["ms_per_row"] for s in per_body])),
+        "ms_per_row_max": float(np.max([s["ms_per_row"] for s in per_body])),
+        "pins_held": float(np.mean([s["pins_held"] for s in with_pins])) if with_pins else None,
+        "pin_err_max": float(np.max([s["pin_err_max"] for s in with_pins])) if with_pins else None,
+        "top_success": float(np.mean([s["top_success"] for s in per_body])),
+        "lower_met": float(np.mean([s["lower_met"] for s in per_body])),
+        "lower_err_p50": float(np.median(lower)),
+        "lower_err_max": float(np.max(lower)),
+        "stretched": float(np.mean([s["stretched"] for s in per_body])),
+        "violation_max": float(np.max([s["violation_max"] for s in per_body])),
+        "iterations": float(np.mean([s["iterations"] for s in per_body])),
+        "nan": int(sum(s["nan"] for s in per_body)),
+    }
+    print("  " + "  ".join(f"{k}={cell(v)}" for k, v in row.items()), flush=True)
+    return row
+
+
 def run_live(plan: Plan) -> list[dict]:
-    """A 4-effector body one goal set at a time: cold from rest, warm from a nearby answer."""
+    """A 4-effector body one goal set at a time: cold from rest, warm from a nearby answer. The
+    warm starts are drawn once, so both paths start every solve from the same pose."""
     rng = np.random.default_rng([SEED, 4, 1])
     body, goals, pins = problem(rng, 4, plan.live_rows, plan.bones, pinned=True)
     first = solve_body(body, goals, pins)
+    row_goals = [[_row_goal(goal, r) for goal in goals] for r in range(plan.live_rows)]
+    row_pins = [
+        [Pin(p.bone, position=np.asarray(p.position)[r], rotation=np.asarray(p.rotation)[r]) for p in pins]
+        for r in range(plan.live_rows)
+    ]
+    warm_starts = [
+        quat.multiply(
+            quat.from_rotation_vector(rng.normal(size=(body.n_bones, 3)) * WARM_PERTURBATION / np.sqrt(3.0)),
+            first.rotations[r],
+        )
+        for r in range(plan.live_rows)
+    ]
     rows = []
-    no_restarts = BodySettings(restarts=0, top_restarts=0)
-    for start, settings in (("cold", None), ("warm", None), ("warm", no_restarts)):
-        times, results = [], []
-        for r in range(plan.live_rows):
-            row_goals = [_row_goal(goal, r) for goal in goals]
-            row_pins = [
-                Pin(p.bone, position=np.asarray(p.position)[r], rotation=np.asarray(p.rotation)[r]) for p in pins
-            ]
-            begin = None
-            if start != "cold":
-                axes = rng.normal(size=(body.n_bones, 3)) * WARM_PERTURBATION / np.sqrt(3.0)
-                begin = quat.multiply(quat.from_rotation_vector(axes), first.rotations[r])
-            result, seconds = timed(
-                lambda g=row_goals, p=row_pins, s=begin, c=settings: solve_body(
-                    body, g, p, start_rotations=s, settings=c
+    # (start, restarts, top_restarts); None: the default. Live's natural choice is the third:
+    # no rounds for lower levels out of reach, rounds only where the pins or the top level miss.
+    for start, restarts, top_restarts in (
+        ("cold", None, None),
+        ("warm", None, None),
+        ("warm", 0, None),
+        ("warm", 0, 0),
+    ):
+        for path, kernel in PATHS.items():
+            extra = {} if restarts is None else {"restarts": restarts}
+            extra |= {} if top_restarts is None else {"top_restarts": top_restarts}
+            settings = BodySettings(kernel=kernel, **extra)
+            times, results = [], []
+            for r in range(plan.live_rows):
+                begin = None if start == "cold" else warm_starts[r]
+                result, seconds = timed(
+                    lambda g=row_goals[r], p=row_pins[r], s=begin, c=settings: solve_body(
+                        body, g, p, start_rotations=s, settings=c
+                    )
                 )
-            )
-            times.append(seconds)
-            results.append(summary(body, goals, result))
-        row = {
-            "effectors": 4,
-            "bones": body.n_bones,
-            "start": start,
-            "restarts": (settings or BodySettings()).restarts,
-            "n": plan.live_rows,
-            "ms_p50": 1e3 * float(np.median(times)),
-            "ms_p90": 1e3 * float(np.percentile(times, 90)),
-            "pins_held": float(np.mean([s["pins_held"] for s in results])),
-            "top_success": float(np.mean([s["top_success"] for s in results])),
-            "lower_met": float(np.mean([s["lower_met"] for s in results])),
-            "violation_max": float(np.max([s["violation_max"] for s in results])),
-            "iterations": float(np.mean([s["iterations"] for s in results])),
-        }
-        print("  " + "  ".join(f"{k}={cell(v)}" for k, v in row.items()), flush=True)
-        rows.append(row)
+                times.append(seconds)
+                results.append(summary(body, goals, result))
+            row = {
+                "effectors": 4,
+                "bones": body.n_bones,
+                "start": start,
+                "restarts": settings.restarts,
+                "top_restarts": settings.top_restarts,
+                "path": path,
+                "n": plan.live_rows,
+                "ms_p50": 1e3 * float(np.median(times)),
+                "ms_p90": 1e3 * float(np.percentile(times, 90)),
+                "pins_held": float(np.mean([s["pins_held"] for s in results])),
+                "top_success": float(np.mean([s["top_success"] for s in results])),
+                "lower_met": float(np.mean([s["lower_met"] for s in results])),
+                "violation_max": float(np.max([s["violation_max"] for s in results])),
+                "iterations": float(np.mean([s["iterations"] for s in results])),
+            }
+            print("  " + "  ".join(f"{k}={cell(v)}" for k, v in row.items()), flush=True)
+            rows.append(row)
     return rows
 
 
@@ -223,7 +257,7 @@ def machine_info() -> dict:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "platform": platform.platform(),
-        "solver_path": "numpy (bodies have no kernel path yet)",
+        "solver_path": library.load()[1].describe(),
         "load_average_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 

@@ -40,6 +40,9 @@ CREEP_FROZEN = 1e-3
 # × size: the most one task's residual asks of a step (the error vector clamped to a largest
 # length, Buss & Kim 2005). A far target otherwise asks for turns that swamp the step.
 CLAMPED_REACH = 0.3
+# A polish's λ starts at this share of ``BodySettings.damping``: its levels are met to the working
+# tolerance already, where the linear model holds, and λ's full start cost a few steps per level.
+POLISH_DAMPING = 0.01
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,8 @@ def iterate(
     excess = measure.excess(body, tasks, pose)
     levels = excess.shape[1]
     best = excess.copy()
-    damping = np.full(count, settings.damping * size)
+    start_damping = settings.damping * size * (1.0 if frozen is None else POLISH_DAMPING)
+    damping = np.full(count, start_damping)
     iterations = np.zeros(count, dtype=np.int64)
     # The depth level's least excess after each of its last ``stall_iterations`` steps (a ring;
     # inf until that many were taken) and the steps since the row went on to it.
@@ -205,6 +209,11 @@ def iterate(
     since = np.zeros(count, dtype=np.int64)
     # An excess this small a gain is rounding at the body's size.
     noticeable = (settings.relative_tolerance * size) ** 2
+    # The excess below which a level is done: rounding for the goals' levels (their tolerances are
+    # already taken off); for stretch back to rest, lengths within the tolerance of rest.
+    met_below = np.full(levels, floor)
+    if stretchy.size:
+        met_below[-1] = noticeable
     pressed = np.zeros((count, n_bones, SLOTS, 3))
     # Levels done with: frozen, or stalled at their closest (then they may creep as frozen ones).
     settled = np.zeros((count, levels), dtype=bool)
@@ -220,7 +229,7 @@ def iterate(
     for _ in range(max_iterations):
         # Levels are judged one after another (lexicographic): a step is taken for what it does
         # to the levels down to the first one neither met nor settled (the depth).
-        open_levels = (excess > floor) & ~settled
+        open_levels = (excess > met_below) & ~settled
         rows = np.nonzero(np.any(open_levels, axis=1))[0]
         if rows.size == 0:
             break
@@ -230,7 +239,7 @@ def iterate(
         history[moved_on] = np.inf
         since[moved_on] = 0
         # and trusts the linear model afresh: λ grown by the level above's misses says nothing of it.
-        damping[moved_on] = settings.damping * size
+        damping[moved_on] = start_damping
         depths[rows] = depth
         used = level_of_column[None, :] < depth[:, None]  # (k, levels)
         # A level's least excess counts from when it is first used.

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..entry_checks import whole_number
+from ..settings import KERNELS
 
 
 @dataclass(frozen=True)
@@ -16,13 +17,14 @@ class BodySettings:
     """``relative_tolerance`` × the body's size is the distance counted as reached (angles: that
     distance over the size, unless ``orientation_tolerance`` radians is given). While the lower
     levels move, a met level may drift to ``working_tolerance`` × size; ``polish_iterations``
-    then bring it back within the tolerance. ``damping`` is λ's start, × size; a level settles
-    (is held as close as it gets) once its last ``stall_iterations`` steps together cut its
-    excess by less than ``stall_ratio`` of it. Rows left unmet are solved again from
+    then bring it back within the tolerance. ``damping`` is λ's start, × size (a polish's: 1% of
+    it); a level settles (is held as close as it gets) once its last ``stall_iterations`` steps
+    together cut its excess by less than ``stall_ratio`` of it. Rows left unmet are solved again from
     ``restart_candidates`` random poses inside the limits, ``restarts`` rounds of
     ``restart_iterations``; rows whose pins or highest goal level are still unmet, up to
     ``top_restarts`` rounds in all. ``use_stretch``: stretchy bones may stretch where the goals
-    need it."""
+    need it. ``kernel``: "auto" runs the stages on the native kernel where it loaded and knows
+    every limit of the body (the same answers to rounding), "numpy" always on the numpy reference."""
 
     max_iterations: int = 100
     polish_iterations: int = 30
@@ -38,6 +40,7 @@ class BodySettings:
     restart_iterations: int = 40
     seed: int = 0
     use_stretch: bool = True
+    kernel: str = "auto"
 
     def __post_init__(self) -> None:
         for name in (
@@ -63,6 +66,8 @@ class BodySettings:
             raise ValueError(f"stall_ratio must be within [0, 1), not {self.stall_ratio!r}")
         if not isinstance(self.use_stretch, bool):
             raise ValueError(f"use_stretch must be True or False, not {self.use_stretch!r}")
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, not {self.kernel!r}")
 
     def tolerances(self, size: float) -> tuple[float, float]:
         """(distance, angle) counted as met for a body of ``size``."""

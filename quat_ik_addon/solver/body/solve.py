@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..entry_checks import finite_array
+from ..native import body_calls
 from .goals import PIN_LEVEL, Goal, Pin, Tasks, lay_out, task_errors
 from .iterate import CREEP_FROZEN, FLOOR, Measure, iterate
 from .ranking import better_than
@@ -48,18 +49,20 @@ def solve_body(
         raise ValueError(f"settings must be BodySettings, not {settings!r}")
     tasks = lay_out(body, goals, pins)
     count = tasks.count
-    rotations = _start(body, start_rotations, count)
+    rotations = _start(body, start_rotations, count, settings)
     stretch = body.clamp_stretch(np.ones((count, body.n_bones)))
     strict = Measure(*settings.tolerances(body.size), _NO_STRETCH)
-    rotations, stretch, iterations = _stage(
+    floor = FLOOR * body.size**2
+    # ``excess``: each row's levels measured by ``strict`` at its pose, kept along with the pose.
+    rotations, stretch, iterations, excess = _stage(
         body, tasks, rotations, stretch, settings, _NO_STRETCH, settings.max_iterations
     )
-    restarts = _restart(body, tasks, rotations, stretch, iterations, settings, strict)
+    restarts = _restart(body, tasks, rotations, stretch, iterations, excess, settings)
     if settings.use_stretch and body.stretchy_bones.size:
-        unmet = np.nonzero(_unmet(body, tasks, rotations, stretch, strict))[0]
+        unmet = np.nonzero(np.any(excess > floor, axis=1))[0]
         if unmet.size:
             row_tasks = tasks.take(unmet)
-            more_rotations, more_stretch, more = _stage(
+            more_rotations, more_stretch, more, more_excess = _stage(
                 body,
                 row_tasks,
                 rotations[unmet],
@@ -69,19 +72,16 @@ def solve_body(
                 settings.max_iterations,
             )
             iterations[unmet] += more
-            better = better_than(
-                strict.excess(body, row_tasks, body.forward_kinematics(more_rotations, more_stretch)),
-                strict.excess(body, row_tasks, body.forward_kinematics(rotations[unmet], stretch[unmet])),
-                FLOOR * body.size**2,
-            )
+            better = better_than(more_excess, excess[unmet], floor)
             rotations[unmet[better]] = more_rotations[better]
             stretch[unmet[better]] = more_stretch[better]
-    return _result(body, tasks, rotations, stretch, iterations, restarts, strict)
+            excess[unmet[better]] = more_excess[better]
+    return _result(body, tasks, rotations, stretch, iterations, restarts, strict, settings)
 
 
-def _start(body: Body, start_rotations: ArrayLike | None, count: int) -> Array:
+def _start(body: Body, start_rotations: ArrayLike | None, count: int, settings: BodySettings) -> Array:
     if start_rotations is None:
-        return body.clamp_rotations(body.rest_pose(count))
+        return _clamped(body, body.rest_pose(count), settings)
     start = np.asarray(start_rotations, dtype=float) if not np.iscomplexobj(start_rotations) else None
     if start is None or start.shape not in ((body.n_bones, 4), (count, body.n_bones, 4)):
         shape = None if start is None else start.shape
@@ -91,7 +91,13 @@ def _start(body: Body, start_rotations: ArrayLike | None, count: int) -> Array:
     start = finite_array(np.broadcast_to(start, (count, body.n_bones, 4)), (count, body.n_bones, 4), "start rotations")
     if np.any(np.linalg.norm(start, axis=-1) < 1e-12):
         raise ValueError("start rotations contain a zero quaternion")
-    return body.clamp_rotations(start)
+    return _clamped(body, start, settings)
+
+
+def _clamped(body: Body, rotations: Array, settings: BodySettings) -> Array:
+    """Every joint's rotation inside its limit: on the kernel where it runs the body's stages."""
+    clamped = body_calls.clamp(body, rotations) if body_calls.kernel_for(body, settings) else None
+    return body.clamp_rotations(rotations) if clamped is None else clamped
 
 
 def _stage(
@@ -103,9 +109,28 @@ def _stage(
     stretchy: NDArray[np.intp],
     max_iterations: int,
     lean: bool = False,
-) -> tuple[Array, Array, NDArray[np.int64]]:
+) -> tuple[Array, Array, NDArray[np.int64], Array]:
     """Iterations with a met level free to drift to the working tolerance, then a polish that
-    brings every level back within the tolerance. ``lean``: see ``iterate``."""
+    brings every level back within the tolerance. ``lean``: see ``iterate``. Returns the poses,
+    stretch, iterations and the levels' excess over the strict tolerances (stretch not counted).
+    On the native kernel where it runs this body (``body_calls``), else on numpy."""
+    kernel = body_calls.kernel_for(body, settings)
+    if kernel is not None and len(rotations):
+        answer = body_calls.stage(
+            kernel,
+            body,
+            tasks,
+            rotations,
+            stretch,
+            settings,
+            use_stretch=stretchy.size > 0,
+            max_iterations=max_iterations,
+            lean=lean,
+            creep=CREEP,
+        )
+        if answer is not None:
+            rotations, stretch, iterations, excess = answer
+            return rotations, stretch, iterations, excess[:, : len(tasks.levels)]
     working = Measure(*settings.working_tolerances(body.size), stretchy)
     rotations, stretch, iterations = iterate(
         body, tasks, rotations, stretch, settings, working, max_iterations=max_iterations, creep=CREEP, lean=lean
@@ -126,15 +151,9 @@ def _stage(
         creep=0.0,
         frozen=frozen,
     )
-    return rotations, stretch, iterations + more
-
-
-def _unmet(
-    body: Body, tasks: Tasks, rotations: Array, stretch: Array, strict: Measure, levels: int | None = None
-) -> NDArray[np.bool_]:
-    """(N,) whether any level (or any of the first ``levels``) is left unmet."""
-    excess = strict.excess(body, tasks, body.forward_kinematics(rotations, stretch))
-    return np.any(excess[:, :levels] > FLOOR * body.size**2, axis=1)
+    levels = Measure(strict.tolerance, strict.angle_tolerance, _NO_STRETCH)
+    excess = levels.excess(body, tasks, body.forward_kinematics(rotations, stretch))
+    return rotations, stretch, iterations + more, excess
 
 
 def _top_levels(tasks: Tasks) -> int:
@@ -148,14 +167,14 @@ def _restart(
     rotations: Array,
     stretch: Array,
     iterations: NDArray[np.int64],
+    excess: Array,
     settings: BodySettings,
-    strict: Measure,
 ) -> NDArray[np.int64]:
     """Rows left unmet solved again from ``restart_candidates`` random poses inside the limits
     each (Blow 2002's restarts), all batched, for ``restarts`` rounds and then, while their pins
     or highest goal level stay unmet, up to ``top_restarts``; the best candidate by priority
-    replaces a row's pose where it ranks better. Changes ``rotations`` and ``iterations`` in place; returns the
-    rounds each row used."""
+    replaces a row's pose where it ranks better. Changes ``rotations``, ``iterations`` and
+    ``excess`` (the rows' strict levels' excess) in place; returns the rounds each row used."""
     rounds = np.zeros(tasks.count, dtype=np.int64)
     candidates = settings.restart_candidates
     rng = np.random.default_rng(settings.seed)
@@ -165,26 +184,26 @@ def _restart(
     top = _top_levels(tasks)
     for round_ in range(max(settings.restarts, settings.top_restarts) if candidates else 0):
         levels = None if round_ < settings.restarts else top
-        unmet = np.nonzero(_unmet(body, tasks, rotations, stretch, strict, levels))[0]
+        unmet = np.nonzero(np.any(excess[:, :levels] > floor, axis=1))[0]
         if unmet.size == 0:
             break
         rows = np.repeat(unmet, candidates)
         starts = body.random_poses(rng, rows.size)
         starts[:, held] = rotations[rows][:, held]
         row_tasks = tasks.take(rows)
-        trial, trial_stretch, trial_iterations = _stage(
+        trial, _, trial_iterations, trial_excess = _stage(
             body, row_tasks, starts, stretch[rows], settings, _NO_STRETCH, settings.restart_iterations, lean=True
         )
-        excess = strict.excess(body, row_tasks, body.forward_kinematics(trial, trial_stretch))
-        excess = excess.reshape(unmet.size, candidates, -1)
+        trial_excess = trial_excess.reshape(unmet.size, candidates, -1)
         pick = np.zeros(unmet.size, dtype=np.intp)
         for c in range(1, candidates):
-            ahead = better_than(excess[:, c], excess[np.arange(unmet.size), pick], floor)
+            ahead = better_than(trial_excess[:, c], trial_excess[np.arange(unmet.size), pick], floor)
             pick[ahead] = c
         chosen = np.arange(unmet.size) * candidates + pick
-        current = strict.excess(body, tasks.take(unmet), body.forward_kinematics(rotations[unmet], stretch[unmet]))
-        take = better_than(excess[np.arange(unmet.size), pick], current, floor)
+        picked = trial_excess[np.arange(unmet.size), pick]
+        take = better_than(picked, excess[unmet], floor)
         rotations[unmet[take]] = trial[chosen[take]]
+        excess[unmet[take]] = picked[take]
         iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
         rounds[unmet] += 1
     return rounds
@@ -198,9 +217,13 @@ def _result(
     iterations: NDArray[np.int64],
     restarts: NDArray[np.int64],
     strict: Measure,
+    settings: BodySettings,
 ) -> BodyResult:
-    pose = body.forward_kinematics(rotations, stretch)
-    position_error, orientation_error = task_errors(tasks, pose, body.size)
+    kernel = body_calls.kernel_for(body, settings)
+    measured = None if kernel is None else body_calls.task_errors(kernel, body, tasks, rotations, stretch)
+    if measured is None:
+        measured = task_errors(tasks, body.forward_kinematics(rotations, stretch), body.size)
+    position_error, orientation_error = measured
     # A goal's part of weight 0 asks nothing (as ``ranking.level_excess`` counts it).
     met = ((position_error <= strict.tolerance) | (tasks.position_weights == 0.0)) & (
         (orientation_error <= strict.angle_tolerance) | (tasks.orientation_weights == 0.0)

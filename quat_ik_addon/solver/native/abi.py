@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 
-INTERFACE_VERSION = 2
+INTERFACE_VERSION = 3
 
 # Status codes.
 OK, BAD_INPUT, NOT_FINITE = 0, 1, 2
@@ -22,6 +22,9 @@ CONE, ELLIPSE, POLYGON = 0, 1, 2
 
 # Goal kinds.
 POSITION, ORIENTATION, DIRECTION = 0, 1, 2
+
+# What a body task asks (qik_body_tasks.flags).
+TASK_POSITION, TASK_ORIENTATION, TASK_DIRECTION = 1, 2, 4
 
 # Methods, in solver/settings.py's names, and sweep orders.
 METHODS = {"ccd": 0, "dls": 1, "ccd_dls": 2, "dls_ccd": 3, "jacobian_transpose": 4}
@@ -187,6 +190,61 @@ class FollowStruct(ctypes.Structure):
     )
 
 
+class BodyStruct(ctypes.Structure):
+    _fields_ = (
+        ("n_bones", ctypes.c_int32),
+        ("n_stretchy", ctypes.c_int32),
+        ("parents", ctypes.c_void_p),  # int32
+        ("stretchy", ctypes.c_void_p),  # int32
+        ("rest_rotations", ctypes.c_void_p),
+        ("rest_offsets", ctypes.c_void_p),
+        ("lengths", ctypes.c_void_p),
+        ("turn_shares", ctypes.c_void_p),
+        ("hinge_axes", ctypes.c_void_p),
+        ("stretch_low", ctypes.c_void_p),
+        ("stretch_high", ctypes.c_void_p),
+        ("stretch_shares", ctypes.c_void_p),
+        ("limits", ctypes.POINTER(ChainStruct)),
+        ("size", ctypes.c_double),
+    )
+
+
+class BodyTasksStruct(ctypes.Structure):
+    _fields_ = (
+        ("n_tasks", ctypes.c_int32),
+        ("n_levels", ctypes.c_int32),
+        ("bones", ctypes.c_void_p),  # int32
+        ("flags", ctypes.c_void_p),  # int32
+        ("level_of", ctypes.c_void_p),  # int32
+        ("points", ctypes.c_void_p),
+        ("aim_axes", ctypes.c_void_p),
+        ("position_weights", ctypes.c_void_p),
+        ("orientation_weights", ctypes.c_void_p),
+        ("positions", ctypes.c_void_p),
+        ("orientations", ctypes.c_void_p),
+        ("directions", ctypes.c_void_p),
+    )
+
+
+class BodySettingsStruct(ctypes.Structure):
+    _fields_ = (
+        ("max_iterations", ctypes.c_int32),
+        ("polish_iterations", ctypes.c_int32),
+        ("stall_iterations", ctypes.c_int32),
+        ("lean", ctypes.c_int32),
+        ("use_stretch", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("damping", ctypes.c_double),
+        ("stall_ratio", ctypes.c_double),
+        ("noticeable", ctypes.c_double),
+        ("creep", ctypes.c_double),
+        ("working_tolerance", ctypes.c_double),
+        ("working_angle_tolerance", ctypes.c_double),
+        ("tolerance", ctypes.c_double),
+        ("angle_tolerance", ctypes.c_double),
+    )
+
+
 # Every exported function: (name, result type, argument types). Arrays cross as addresses
 # (``ndarray.ctypes.data``, c_void_p): building a typed ctypes pointer costs microseconds a call.
 _array = ctypes.c_void_p
@@ -273,6 +331,33 @@ FUNCTIONS = (
             ctypes.POINTER(SettingsStruct),  # where it missed
             ctypes.POINTER(ShotStruct),
             ctypes.POINTER(FollowStruct),
+        ),
+    ),
+    (
+        "qik_body_stage",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(BodyStruct),
+            ctypes.POINTER(BodyTasksStruct),
+            ctypes.POINTER(BodySettingsStruct),
+            ctypes.c_int64,
+            _array,  # rotations (in place)
+            _array,  # stretch (in place)
+            _array,  # iterations (int64, out)
+            _array,  # excess (out)
+        ),
+    ),
+    (
+        "qik_body_task_errors",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(BodyStruct),
+            ctypes.POINTER(BodyTasksStruct),
+            ctypes.c_int64,
+            _array,  # rotations
+            _array,  # stretch
+            _array,  # position error (out)
+            _array,  # orientation error (out)
         ),
     ),
     (

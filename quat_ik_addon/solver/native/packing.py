@@ -88,11 +88,39 @@ def _pack(chain: Chain) -> PackedChain:
         raise ValueError(f"the native kernel cannot run this chain: {reason}")
     n = chain.n_bones
     shares = chain.step_shares
+    joints, window_table, corner_directions, edge_normals = limit_tables(chain.limits, shares)
+
+    rest_rotations = _doubles(chain.rest_rotations, (n, 4))
+    rest_offsets = _doubles(chain.rest_offsets, (n, 3))
+    step_vectors = _doubles(chain._step_vectors, (n, 3))
+    struct = abi.ChainStruct(
+        n_bones=n,
+        n_windows=len(window_table),
+        n_corners=len(corner_directions),
+        has_shares=int(shares is not None),
+        rest_rotations=_pointer(rest_rotations),
+        rest_offsets=_pointer(rest_offsets),
+        step_vectors=_pointer(step_vectors),
+        joints=ctypes.cast(joints, ctypes.POINTER(abi.Joint)),
+        windows=ctypes.cast(window_table, ctypes.POINTER(abi.Window))
+        if len(window_table)
+        else ctypes.POINTER(abi.Window)(),
+        corner_directions=_pointer(corner_directions),
+        edge_normals=_pointer(edge_normals),
+        reach=float(chain.reach),
+    )
+    arrays = (rest_rotations, rest_offsets, step_vectors, corner_directions, edge_normals, joints, window_table)
+    return PackedChain(struct=struct, pointer=ctypes.pointer(struct), arrays=arrays)
+
+
+def limit_tables(limits, shares: Array | None):
+    """The kernel's joint table for ``limits`` (one per bone), their window table and the
+    polygon windows' corner and wall-normal tables; ``shares``: each joint's step share (None: 1)."""
     windows: list[abi.Window] = []
     corners: list[Array] = []
     normals: list[Array] = []
-    joints = (abi.Joint * n)()
-    for i, limit in enumerate(chain.limits):
+    joints = (abi.Joint * len(limits))()
+    for i, limit in enumerate(limits):
         joint = joints[i]
         joint.kind = _JOINT_KINDS[type(limit)]
         joint.stiffness = float(limit.stiffness)
@@ -111,30 +139,10 @@ def _pack(chain: Chain) -> PackedChain:
             if limit.twist_reference is not None:
                 joint.flags |= abi.TWIST_REFERENCE
                 joint.twist_reference[:] = np.asarray(limit.twist_reference, dtype=float).tolist()
-
-    rest_rotations = _doubles(chain.rest_rotations, (n, 4))
-    rest_offsets = _doubles(chain.rest_offsets, (n, 3))
-    step_vectors = _doubles(chain._step_vectors, (n, 3))
     corner_directions = _doubles(np.concatenate(corners) if corners else np.zeros((0, 3)), (-1, 3))
     edge_normals = _doubles(np.concatenate(normals) if normals else np.zeros((0, 3)), (-1, 3))
     window_table = (abi.Window * len(windows))(*windows)
-
-    struct = abi.ChainStruct(
-        n_bones=n,
-        n_windows=len(windows),
-        n_corners=len(corner_directions),
-        has_shares=int(shares is not None),
-        rest_rotations=_pointer(rest_rotations),
-        rest_offsets=_pointer(rest_offsets),
-        step_vectors=_pointer(step_vectors),
-        joints=ctypes.cast(joints, ctypes.POINTER(abi.Joint)),
-        windows=ctypes.cast(window_table, ctypes.POINTER(abi.Window)) if windows else ctypes.POINTER(abi.Window)(),
-        corner_directions=_pointer(corner_directions),
-        edge_normals=_pointer(edge_normals),
-        reach=float(chain.reach),
-    )
-    arrays = (rest_rotations, rest_offsets, step_vectors, corner_directions, edge_normals, joints, window_table)
-    return PackedChain(struct=struct, pointer=ctypes.pointer(struct), arrays=arrays)
+    return joints, window_table, corner_directions, edge_normals
 
 
 def _set_range(joint: abi.Joint, angle_range) -> None:

@@ -2,7 +2,8 @@
 
 ``library.load()`` runs ``check(kernel)`` once per process: clamps of poses far outside every
 limit shape, solves of reachable goals by each method, and a shot's follow over those goals
-(``qik_follow``, the loop the shot entry points share their per-step solve with), compared with
+(``qik_follow``, the loop the shot entry points share their per-step solve with), and a body's
+stage with stretch (``qik_body_stage``) and its task errors, compared with
 the numpy solver's answers stored in ``self_check.json``. A library miscompiled for its platform, or built from
 sources that drifted from the numpy reference, fails here and the numpy path runs instead.
 ``tests/solver/native/test_self_check.py`` keeps the stored answers equal to what numpy
@@ -23,6 +24,36 @@ ANSWERS = Path(__file__).with_name("self_check.json")
 CLAMP_MATCH = 1e-9  # a clamp is one closed-form step: rounding only
 SOLVE_MATCH = 1e-6  # a converged solve: rounding amplified by the iterations, far below a miss
 METHODS = ("ccd", "dls", "dls_ccd")
+BODY = "upper_body"  # the body problem's key among the chains' in self_check.json
+
+
+def _body_problem():
+    """An upper body with stretchy arms: each hand to where a pose inside the limits has it (the
+    left at level 0, the right at level 1), the spine's frame pinned, solved with stretch in use
+    from that pose with every joint turned by up to 0.3 radians (as Live starts); three rows,
+    every goal reachable, so the answers do not hang on where a stalled level stopped.
+    Returns the body, its tasks, starts and stretch."""
+    from .. import quaternion as quat
+    from ..body.goals import Goal, Pin, lay_out
+    from ..body.reference_bodies import upper_body
+
+    body = upper_body(stretchy_arms=True)
+    rng = np.random.default_rng(20261128)
+    rotations = body.random_poses(rng, 3)
+    pose = body.forward_kinematics(rotations)
+    hands = np.array([body.index("hand.L"), body.index("hand.R")])
+    tails = pose.points(hands, np.array([[0.0, body.lengths[b], 0.0] for b in hands]))
+    goals = [Goal("hand.L", position=tails[:, 0]), Goal("hand.R", position=tails[:, 1], level=1)]
+    tasks = lay_out(body, goals, [Pin("spine", rotation=pose.rotations[:, 0])])
+    turns = quat.from_rotation_vector(rng.uniform(-0.3, 0.3, (3, body.n_bones, 3)) / np.sqrt(3.0))
+    starts = body.clamp_rotations(quat.multiply(turns, rotations))
+    return body, tasks, starts, np.ones((3, body.n_bones))
+
+
+def _body_settings(kernel: str):
+    from ..body.settings import BodySettings
+
+    return BodySettings(kernel=kernel)
 
 
 def _problems():
@@ -96,6 +127,16 @@ def numpy_answers() -> dict:
                 "solved": solved,
                 "followed": _follow(chain, goals, start, None),
             }
+        from ..body.goals import task_errors
+        from ..body.solve import _stage
+
+        body, tasks, starts, stretch = _body_problem()
+        settings = _body_settings("numpy")
+        rotations, stretch, _, _ = _stage(
+            body, tasks, starts, stretch, settings, body.stretchy_bones, settings.max_iterations
+        )
+        errors = task_errors(tasks, body.forward_kinematics(rotations, stretch), body.size)
+        found[BODY] = {"rotations": np.abs(rotations), "stretch": stretch, "errors": np.stack(errors)}
     return found
 
 
@@ -118,7 +159,32 @@ def kernel_answers(kernel: ctypes.CDLL) -> dict:
             "solved": solved,
             "followed": _follow(chain, goals, start, kernel),
         }
+    found[BODY] = _body_answers(kernel)
     return found
+
+
+def _body_answers(kernel: ctypes.CDLL) -> dict:
+    from ..body.solve import CREEP
+    from . import body_calls
+
+    body, tasks, starts, stretch = _body_problem()
+    settings = _body_settings("auto")
+    answer = body_calls.stage(
+        kernel,
+        body,
+        tasks,
+        starts,
+        stretch,
+        settings,
+        use_stretch=True,
+        max_iterations=settings.max_iterations,
+        lean=False,
+        creep=CREEP,
+    )
+    errors = None if answer is None else body_calls.task_errors(kernel, body, tasks, answer[0], answer[1])
+    if answer is None or errors is None:
+        return {"rotations": np.full(starts.shape, np.nan), "stretch": stretch * np.nan, "errors": np.nan}
+    return {"rotations": np.abs(answer[0]), "stretch": answer[1], "errors": np.stack(errors)}
 
 
 def check(kernel: ctypes.CDLL) -> str | None:
@@ -126,6 +192,12 @@ def check(kernel: ctypes.CDLL) -> str | None:
     stored = json.loads(ANSWERS.read_text())
     found = kernel_answers(kernel)
     for name, expected in stored.items():
+        if name == BODY:
+            for part in ("rotations", "stretch", "errors"):
+                differ = np.abs(np.asarray(found[BODY][part]) - np.asarray(expected[part]))
+                if not np.all(differ <= SOLVE_MATCH):
+                    return f"{BODY}: a body stage's {part} differ from numpy's by {np.nanmax(differ):.3g}"
+            continue
         clamped = np.abs(found[name]["clamped"] - np.asarray(expected["clamped"]))
         if not np.all(clamped <= CLAMP_MATCH):  # written so that NaN fails too
             return f"{name}: clamps differ from numpy's by {np.nanmax(clamped):.3g}"
@@ -141,7 +213,9 @@ def check(kernel: ctypes.CDLL) -> str | None:
 
 def _as_json(found: dict) -> dict:
     return {
-        name: {
+        name: {part: values.tolist() for part, values in parts.items()}
+        if name == BODY
+        else {
             "clamped": parts["clamped"].tolist(),
             "solved": {m: r.tolist() for m, r in parts["solved"].items()},
             "followed": parts["followed"].tolist(),

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#define QIK_INTERFACE_VERSION 2
+#define QIK_INTERFACE_VERSION 3
 
 #if defined(_WIN32)
 #define QIK_EXPORT __declspec(dllexport)
@@ -267,5 +267,79 @@ QIK_EXPORT int32_t qik_follow(const qik_chain *chain, const qik_goals *goals, co
  * shortest arc from the frame before, its twist then brought into a ball joint's twist range. */
 QIK_EXPORT int32_t qik_carry_tip_twist_along(const qik_chain *chain, int64_t frames, double *rotations,
                                              const double *start);
+
+/* ---------------------------------------------------------------- whole bodies (kernel/body.c) */
+
+/* What a body task asks (solver/body/goals.py Tasks): a position, and an orientation or a direction. */
+enum { QIK_TASK_POSITION = 1, QIK_TASK_ORIENTATION = 2, QIK_TASK_DIRECTION = 4 };
+
+/* A body (solver/body/skeleton.py): bones listed parents first, their rest frames, shares and
+ * stretch ranges as the numpy Body gives them, and its joints' limits as a chain's limit table. */
+typedef struct {
+    int32_t n_bones;
+    int32_t n_stretchy;           /* body.stretchy_bones */
+    const int32_t *parents;       /* (n) -1, or a bone listed before */
+    const int32_t *stretchy;      /* (n_stretchy) bone indices */
+    const double *rest_rotations; /* (n, 4) unit */
+    const double *rest_offsets;   /* (n, 3) */
+    const double *lengths;        /* (n) */
+    const double *turn_shares;    /* (n) body.turn_shares: 1 - stiffness, 0 for a fixed joint */
+    const double *hinge_axes;     /* (n, 3) a one-degree joint's axis (rest frame); zero elsewhere */
+    const double *stretch_low;    /* (n) body.stretch_bounds */
+    const double *stretch_high;   /* (n) */
+    const double *stretch_shares; /* (n) 1 - stretch stiffness, 0 where a bone keeps its length */
+    const qik_chain *limits;      /* the joints' limits (only joints, windows, corners are read) */
+    double size;                  /* body.size */
+} qik_body;
+
+/* A body's goals and pins for ``rows`` goal sets (goals.Tasks): pins first, then goals. */
+typedef struct {
+    int32_t n_tasks;
+    int32_t n_levels;                  /* len(tasks.levels), the pins' level first if any */
+    const int32_t *bones;              /* (T) */
+    const int32_t *flags;              /* (T) QIK_TASK_* */
+    const int32_t *level_of;           /* (T) in [0, n_levels) */
+    const double *points;              /* (T, 3) in the bone's frame from its head, unstretched */
+    const double *aim_axes;            /* (T, 3) unit */
+    const double *position_weights;    /* (T) */
+    const double *orientation_weights; /* (T) */
+    const double *positions;           /* (rows, T, 3), read where QIK_TASK_POSITION */
+    const double *orientations;        /* (rows, T, 4) unit, read where QIK_TASK_ORIENTATION */
+    const double *directions;          /* (rows, T, 3) unit, read where QIK_TASK_DIRECTION */
+} qik_body_tasks;
+
+/* One stage of body/solve.py's ``_stage``: its iterations, then the polish. */
+typedef struct {
+    int32_t max_iterations;
+    int32_t polish_iterations;
+    int32_t stall_iterations;
+    int32_t lean;              /* every step pulls only the levels down to the first unmet */
+    int32_t use_stretch;       /* the stretchy bones stretch, with a last level back to rest */
+    int32_t reserved;
+    double damping;            /* lambda's start, absolute (settings.damping * size) */
+    double stall_ratio;
+    double noticeable;         /* (relative_tolerance * size)^2: a gain this small is rounding */
+    double creep;              /* step_accepted's creep for levels that have not settled */
+    double working_tolerance;  /* settings.working_tolerances(size) */
+    double working_angle_tolerance;
+    double tolerance;          /* settings.tolerances(size) */
+    double angle_tolerance;
+} qik_body_settings;
+
+/* body/solve.py's _stage for each row: rotations (rows, n, 4) (inside the limits) and stretch
+ * (rows, n) in place, iterations (rows) out, and excess (rows, n_levels + 1) out: each level's
+ * excess over the strict tolerances at the returned pose, then the stretch level's (0 without
+ * stretch). A row whose answer is not finite is left as it came (QIK_NOT_FINITE). */
+QIK_EXPORT int32_t qik_body_stage(const qik_body *body, const qik_body_tasks *tasks, const qik_body_settings *settings,
+                                  int64_t rows, double *rotations, double *stretch, int64_t *iterations,
+                                  double *excess);
+
+/* goals.task_errors: each task's position error and orientation error (radians) at the poses
+ * rotations (rows, n, 4) and stretch (rows, n), into (rows, n_tasks) each; 0 for what a task does
+ * not ask. A row whose pose or targets are not finite gets NaN, and QIK_NOT_FINITE says that a row's
+ * errors are not finite. */
+QIK_EXPORT int32_t qik_body_task_errors(const qik_body *body, const qik_body_tasks *tasks, int64_t rows,
+                                        const double *rotations, const double *stretch, double *position_error,
+                                        double *orientation_error);
 
 #endif

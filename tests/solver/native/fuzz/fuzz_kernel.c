@@ -19,6 +19,13 @@
  *     memory outside the arrays (the sanitizers see that), must answer one of its status codes,
  *     and QIK_OK must still mean every output is finite.
  *
+ * Then each case's chain becomes a body (qik_body_stage, qik_body_task_errors): random parents
+ * (a tree, bones listed parents first), stretchy bones, tasks on random bones at random levels
+ * asking positions, orientations or directions, the case's rows as start poses. Hostile cases
+ * break parents, stretchy indices, task bones, flags, levels, weights, targets, stretch, the
+ * body's size and the stage's budgets. The same rules hold: a known status, QIK_OK only with
+ * finite outputs, and QIK_OK for every valid case.
+ *
  * After the single solves, each case's rows are taken as the frames of a shot (their poses as
  * run_method left them) and the shot's loops run on it (qik_follow, qik_carry, qik_blend_walk,
  * qik_walk_out, qik_carry_tip_twist_along) with random orders, pieces, carries and walkers; hostile cases break their indices,
@@ -706,7 +713,8 @@ static void break_case(rng_t *rng, fuzz_case *c)
 
 static uint64_t seed;
 static int64_t case_index;
-static int64_t answers[2][3]; /* qik_run_method's status counts, valid and hostile cases */
+static int64_t answers[2][3];      /* qik_run_method's status counts, valid and hostile cases */
+static int64_t body_answers[2][3]; /* qik_body_stage's, alike */
 
 static int fail(const fuzz_case *c, const char *call, const char *what, int32_t status)
 {
@@ -1003,6 +1011,180 @@ static int run_shot_case(rng_t *rng, fuzz_case *c)
     return failed;
 }
 
+/* ---------------------------------------------------------------- a body */
+
+#define MAX_TASKS 5
+
+/* Frees every array; 0, so that a failure's status passes through ``|``. */
+static int free_all(void **arrays, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(arrays[i]);
+    return 0;
+}
+
+static int run_body_case(rng_t *rng, fuzz_case *c)
+{
+    int32_t n = c->n > 0 ? c->n : 0;
+    int64_t rows = c->rows > 0 ? c->rows : 0;
+    int hostile = c->hostile;
+    int32_t *parents = allocate(n, sizeof(int32_t)), *stretchy = allocate(n, sizeof(int32_t));
+    double *lengths = allocate(n, sizeof(double)), *shares = allocate(n, sizeof(double));
+    double *hinge_axes = allocate(3 * (int64_t)n, sizeof(double)), *low = allocate(n, sizeof(double));
+    double *high = allocate(n, sizeof(double)), *stretch_shares = allocate(n, sizeof(double));
+    int32_t n_stretchy = 0;
+    for (int32_t b = 0; b < n; b++) {
+        parents[b] = b == 0 || chance(rng, 0.1) ? -1 : b - 1 - below(rng, b < 3 ? b : 3);
+        lengths[b] = uniform(rng, 0.05, 1.0);
+        shares[b] = c->joints[b].kind == QIK_FIXED ? 0.0 : chance(rng, 0.7) ? 1.0 : uniform(rng, 0.0, 1.0);
+        if (c->joints[b].kind == QIK_HINGE)
+            memcpy(hinge_axes + 3 * b, c->joints[b].axis, 3 * sizeof(double));
+        low[b] = high[b] = 1.0;
+        if (chance(rng, 0.3)) {
+            low[b] = uniform(rng, 0.5, 1.0);
+            high[b] = uniform(rng, 1.0, 2.0);
+            stretch_shares[b] = uniform(rng, 0.0, 1.0);
+            stretchy[n_stretchy++] = b;
+        }
+    }
+    int32_t n_tasks = 1 + below(rng, MAX_TASKS), n_levels = 1 + below(rng, n_tasks);
+    int32_t bones[MAX_TASKS], flags[MAX_TASKS], level_of[MAX_TASKS];
+    double points[3 * MAX_TASKS], aims[3 * MAX_TASKS], position_weights[MAX_TASKS], orientation_weights[MAX_TASKS];
+    for (int32_t t = 0; t < n_tasks; t++) {
+        bones[t] = n > 0 ? below(rng, n) : 0;
+        static const int32_t kinds[] = {1, 2, 3, 4, 5};
+        flags[t] = kinds[below(rng, 5)];
+        level_of[t] = t < n_levels ? t : below(rng, n_levels);
+        for (int k = 0; k < 3; k++)
+            points[3 * t + k] = k == 1 ? uniform(rng, 0.0, 1.0) : uniform(rng, -0.1, 0.1);
+        random_unit3(rng, aims + 3 * t);
+        position_weights[t] = flags[t] & QIK_TASK_POSITION ? uniform(rng, 0.0, 2.0) : 0.0;
+        orientation_weights[t] = flags[t] & (QIK_TASK_ORIENTATION | QIK_TASK_DIRECTION) ? uniform(rng, 0.0, 2.0) : 0.0;
+    }
+    double *positions = allocate(3 * n_tasks * rows, sizeof(double));
+    double *orientations = allocate(4 * n_tasks * rows, sizeof(double));
+    double *directions = allocate(3 * n_tasks * rows, sizeof(double));
+    for (int64_t i = 0; i < n_tasks * rows; i++) {
+        random_unit3(rng, positions + 3 * i);
+        for (int k = 0; k < 3; k++)
+            positions[3 * i + k] *= uniform(rng, 0.0, 3.0);
+        random_unit4(rng, orientations + 4 * i);
+        random_unit3(rng, directions + 3 * i);
+    }
+    double *rotations = allocate(4 * (int64_t)n * rows, sizeof(double));
+    if (n * rows > 0)
+        memcpy(rotations, c->rotations, (size_t)(4 * (int64_t)n * rows) * sizeof(double));
+    double *stretch = allocate((int64_t)n * rows, sizeof(double));
+    for (int64_t i = 0; i < (int64_t)n * rows; i++)
+        stretch[i] = 1.0;
+    int64_t *iterations = allocate(rows, sizeof(int64_t));
+    /* the kernel reads n_levels from the tasks (up to n_tasks), which hostile cases change */
+    double *excess = allocate(rows * (MAX_TASKS + 1), sizeof(double));
+    double *position_error = allocate(rows * n_tasks, sizeof(double));
+    double *orientation_error = allocate(rows * n_tasks, sizeof(double));
+
+    qik_body body = {c->n, n_stretchy, parents, stretchy, c->rest_rotations, c->rest_offsets, lengths, shares,
+                     hinge_axes, low, high, stretch_shares, &c->chain, 0.5 + c->chain.reach};
+    qik_body_tasks tasks = {n_tasks, n_levels, bones, flags, level_of, points, aims, position_weights,
+                            orientation_weights, positions, orientations, directions};
+    /* short budgets: a stage costs its steps, and every case runs one */
+    qik_body_settings settings = {1 + below(rng, 8), below(rng, 4), below(rng, 8), chance(rng, 0.3),
+                                  chance(rng, 0.5), 0, 0.05 * body.size, uniform(rng, 0.0, 0.5),
+                                  1e-12 * body.size * body.size, 1e-3, 1e-3 * body.size, 1e-3, 1e-6 * body.size,
+                                  1e-6};
+    int64_t given_rows = c->rows;
+    if (hostile) {
+        for (int broken = 0, count = 1 + below(rng, 3); broken < count; broken++) {
+            switch (below(rng, 16)) {
+            case 0:
+                if (n > 0)
+                    parents[below(rng, n)] = hostile_int32(rng);
+                break;
+            case 1:
+                body.n_stretchy = hostile_int32(rng);
+                break;
+            case 2:
+                if (n_stretchy > 0)
+                    stretchy[below(rng, n_stretchy)] = hostile_int32(rng);
+                break;
+            case 3:
+                bones[below(rng, n_tasks)] = hostile_int32(rng);
+                break;
+            case 4:
+                flags[below(rng, n_tasks)] = chance(rng, 0.5) ? hostile_int32(rng) : 6;
+                break;
+            case 5:
+                level_of[below(rng, n_tasks)] = hostile_int32(rng);
+                break;
+            case 6:
+                tasks.n_levels = hostile_int32(rng);
+                break;
+            case 7:
+                position_weights[below(rng, n_tasks)] = hostile_double(rng);
+                break;
+            case 8:
+                if (rows > 0)
+                    positions[below(rng, (int)(3 * n_tasks * rows))] = hostile_double(rng);
+                break;
+            case 9:
+                if (rows > 0)
+                    orientations[below(rng, (int)(4 * n_tasks * rows))] = hostile_double(rng);
+                break;
+            case 10:
+                if (n * rows > 0)
+                    stretch[below(rng, (int)(n * rows))] = hostile_double(rng);
+                break;
+            case 11:
+                body.size = hostile_double(rng);
+                break;
+            case 12:
+                settings.max_iterations = hostile_budget(rng);
+                settings.polish_iterations = hostile_budget(rng);
+                settings.stall_iterations = hostile_int32(rng);
+                break;
+            case 13:
+                settings.damping = hostile_double(rng);
+                settings.stall_ratio = hostile_double(rng);
+                break;
+            case 14:
+                if (n > 0)
+                    lengths[below(rng, n)] = chance(rng, 0.5) ? 0.0 : hostile_double(rng);
+                break;
+            default:
+                tasks.n_tasks = chance(rng, 0.5) ? 0 : hostile_int32(rng) < 0 ? -1 : MAX_TASKS + 1;
+                if (tasks.n_tasks > MAX_TASKS)
+                    tasks.n_tasks = 0; /* a count past the arrays would be the fuzzer's own overflow */
+                break;
+            }
+        }
+    }
+    void *arrays[] = {parents,   stretchy,     lengths,    shares,    hinge_axes, low,        high,
+                      stretch_shares, positions, orientations, directions, rotations, stretch, iterations,
+                      excess, position_error, orientation_error};
+    size_t count = sizeof arrays / sizeof arrays[0];
+    int failed = 0;
+    int32_t status = qik_body_stage(&body, &tasks, &settings, given_rows, rotations, stretch, iterations, excess);
+    if (!known_status(status))
+        return fail(c, "qik_body_stage", "answered an unknown status", status) | free_all(arrays, count);
+    body_answers[hostile != 0][status]++;
+    if (status == QIK_OK && !(all_finite(rotations, 4 * (int64_t)n * rows) && all_finite(stretch, n * rows) &&
+                              all_finite(excess, rows * (n_levels + 1))))
+        failed = fail(c, "qik_body_stage", "answered QIK_OK with a non-finite output", status);
+    else if (!hostile && status != QIK_OK)
+        failed = fail(c, "qik_body_stage", "did not answer QIK_OK for a valid input", status);
+    if (!failed) {
+        status = qik_body_task_errors(&body, &tasks, given_rows, rotations, stretch, position_error, orientation_error);
+        if (!known_status(status))
+            failed = fail(c, "qik_body_task_errors", "answered an unknown status", status);
+        else if (status == QIK_OK &&
+                 !(all_finite(position_error, rows * n_tasks) && all_finite(orientation_error, rows * n_tasks)))
+            failed = fail(c, "qik_body_task_errors", "answered QIK_OK with a non-finite output", status);
+        else if (!hostile && status != QIK_OK)
+            failed = fail(c, "qik_body_task_errors", "did not answer QIK_OK for a valid input", status);
+    }
+    return failed | free_all(arrays, count);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 4) {
@@ -1041,7 +1223,7 @@ int main(int argc, char **argv)
             break_case(&rng, &c);
             hostile_cases++;
         }
-        int failed = run_case(&c) || run_shot_case(&rng, &c);
+        int failed = run_case(&c) || run_shot_case(&rng, &c) || run_body_case(&rng, &c);
         free_case(&c);
         if (failed)
             return 1;
@@ -1054,5 +1236,10 @@ int main(int argc, char **argv)
                " QIK_NOT_FINITE\n",
                hostile ? "hostile" : "valid", answers[hostile][QIK_OK], answers[hostile][QIK_BAD_INPUT],
                answers[hostile][QIK_NOT_FINITE]);
+    for (int hostile = 0; hostile < 2; hostile++)
+        printf("  qik_body_stage on %s cases: %" PRId64 " QIK_OK, %" PRId64 " QIK_BAD_INPUT, %" PRId64
+               " QIK_NOT_FINITE\n",
+               hostile ? "hostile" : "valid", body_answers[hostile][QIK_OK], body_answers[hostile][QIK_BAD_INPUT],
+               body_answers[hostile][QIK_NOT_FINITE]);
     return 0;
 }
