@@ -45,17 +45,21 @@ def finish_result(
     settings: SolveSettings,
     restarts: Array | None = None,
     measured: tuple[Array, Array, Array] | None = None,
+    met: NDArray[np.bool_] | None = None,
 ) -> SolveResult:
     """Normalise, re-measure by forward kinematics and package a result.
 
     ``measured`` (``goal_errors`` of exactly these rotations, already normalised by
-    :func:`normalised`) saves measuring again.
+    :func:`normalised`) saves measuring again; ``met`` (``settings.reached`` of those errors,
+    as the kernel answers it) saves comparing them again.
     """
     if measured is None:
         rotations = normalised(rotations)
-        measured = goal_errors(chain, goals, rotations)
+        measured, met = goal_errors(chain, goals, rotations), None
     tolerance = settings.absolute_tolerance(chain.reach)
     position_error, orientation_error, effector = measured
+    if met is None:
+        met = settings.reached(position_error, orientation_error, tolerance, chain.reach)
     return SolveResult(
         rotations=rotations,
         effector=effector,
@@ -63,6 +67,6 @@ def finish_result(
         orientation_error=orientation_error,
         iterations=iterations,
         restarts=np.zeros(goals.count, dtype=np.int64) if restarts is None else restarts,
-        converged=settings.reached(position_error, orientation_error, tolerance, chain.reach),
+        converged=met,
         tolerance=tolerance,
     )

@@ -51,6 +51,27 @@ def _first_least(values: Array, slack: float) -> NDArray[np.intp]:
     return np.argmax(values <= least + slack, axis=1)
 
 
+# A restart candidate either converges quickly or is one of the dead ends it is escaping: on a
+# goal it meets DLS gains far more than 1% an iteration, while from a dead end it creeps towards
+# a closest miss by less. So a candidate stops after this many iterations in a row that gain
+# less than this share of its error. On the Blender benchmark's 3-bone shot (whose probes restart
+# goals its limits cannot reach) candidates took 14 iterations instead of 35 and the shot 25-30%
+# less time, meeting the same frames.
+RESTART_STALL_RATIO = 0.01
+RESTART_STALL_ITERATIONS = 3
+
+
+def _restart_budget(settings: SolveSettings) -> SolveSettings:
+    """The settings a round's candidates are solved with: ``restart_iterations`` at most, and
+    the candidates' stall test (never looser than the settings' own)."""
+    return replace(
+        settings,
+        max_iterations=min(settings.max_iterations, settings.restart_iterations),
+        stall_ratio=max(settings.stall_ratio, RESTART_STALL_RATIO),
+        stall_iterations=min(settings.stall_iterations, RESTART_STALL_ITERATIONS),
+    )
+
+
 def _restart(
     chain: Chain,
     goals: Goals,
@@ -101,8 +122,7 @@ def _restart(
         if chain.step_shares is not None:
             held = chain.step_shares == 0.0  # stiffness 1: the joint stays as it is
             starts[:, held] = rotations[rows][:, held]
-        # A restart either converges quickly or is one of the dead ends it is escaping.
-        budget = replace(settings, max_iterations=min(settings.max_iterations, settings.restart_iterations))
+        budget = _restart_budget(settings)
         trial, trial_iterations, (trial_position, trial_orientation, _) = run_method(
             chain, trial_goals, starts, budget, None if preferred is None else preferred[rows]
         )
@@ -182,12 +202,12 @@ def _solve(chain, goals, start_rotations, reference_rotations, preferred_rotatio
         starts = initial_poses(chain, start_rotations, goals.count, clamp=False)
         solved = kernel_calls.solve(kernel, chain, goals, starts, settings, finishing(settings), preferred, carry)
         if solved is not None:
-            rotations, poses, iterations, measured = solved
+            rotations, poses, iterations, measured, met = solved
             if not (settings.restarts and settings.restart_candidates):  # no rounds: the kernel's answers stand
-                return finish_result(chain, goals, poses, iterations, settings, None, measured)
+                return finish_result(chain, goals, poses, iterations, settings, None, measured, met)
             restarts = _restart(chain, goals, poses, iterations, settings, reference, preferred, measured)
             if not restarts.any():
-                return finish_result(chain, goals, poses, iterations, settings, restarts, measured)
+                return finish_result(chain, goals, poses, iterations, settings, restarts, measured, met)
             if carry:  # the poses restarts replaced
                 poses = carry_tip_twist_within_range(chain, poses, rotations)
             return finish_result(chain, goals, poses, iterations, settings, restarts)

@@ -614,20 +614,24 @@ class Bake:
         settings = self.settings
         action = self._target_action()
         frame_range = (float(settings.frame_start), float(settings.frame_end))  # with a step, keys between go too
-        keys, channels = 0, []
-        while self._held:  # channel by channel, each let go once written
-            held = self._held.pop(0)
-            channel = keyframes.ChannelKeys(
-                data_path=held.data_path,
-                index=held.index,
-                group=held.group,
-                frames=np.concatenate(held.frames),
-                values=np.concatenate(held.values),
-            )
-            keys += keyframes.write_channels(
-                action, self.ob, [channel], frame_range=frame_range, interpolation=settings.interpolation
-            )
-            channels.append(replace(channel, frames=channel.frames[:0], values=channel.values[:0]))
+        channels = []
+
+        def held_channels():  # channel by channel, each let go once written
+            while self._held:
+                held = self._held.pop(0)
+                channel = keyframes.ChannelKeys(
+                    data_path=held.data_path,
+                    index=held.index,
+                    group=held.group,
+                    frames=np.concatenate(held.frames),
+                    values=np.concatenate(held.values),
+                )
+                channels.append(replace(channel, frames=channel.frames[:0], values=channel.values[:0]))
+                yield channel
+
+        keys = keyframes.write_channels(
+            action, self.ob, held_channels(), frame_range=frame_range, interpolation=settings.interpolation
+        )
         if settings.destination == "NLA":
             self._add_nla_strip(action)
         warnings = []

@@ -17,6 +17,7 @@ that ``keyframe_insert`` makes are.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,11 +117,14 @@ def _given_by_add(points, interpolation: str) -> set[str]:
 
 
 def write_channels(
-    action, ob, channels: list[ChannelKeys], *, frame_range: tuple[float, float], interpolation: str = "BEZIER"
+    action, ob, channels: Iterable[ChannelKeys], *, frame_range: tuple[float, float], interpolation: str = "BEZIER"
 ) -> int:
     """Write ``channels`` into ``action`` (for object ``ob``), replacing keys in ``frame_range``.
 
-    Returns the number of keys written. Curves and groups are created as needed.
+    Returns the number of keys written. Curves and groups are created as needed. ``channels``
+    may be a generator that makes each channel as it is asked for (so a long bake need not
+    hold every channel's arrays twice): the curves' collection and what ``points.add`` gives
+    new keys are looked up once for all of them.
     """
     from .. import compat  # bpy; imported here so ``simplify`` works without Blender
 

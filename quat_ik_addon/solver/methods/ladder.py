@@ -49,11 +49,20 @@ class Method(Protocol):
 
 
 _recent_finishing: IdentityMemo[SolveSettings] = IdentityMemo()
+# The last (settings, finishing) pair: Live and single solves pass the same settings object
+# call after call. One tuple, read and replaced whole, so threads never see half an update.
+_last_finishing: tuple[SolveSettings | None, SolveSettings | None] = (None, None)
 
 
 def finishing(settings: SolveSettings) -> SolveSettings:
     """The settings CCD finishes DLS's misses with (``_finishing``), remembered per settings object."""
-    return _recent_finishing.get((settings,), lambda: _finishing(settings))
+    global _last_finishing
+    last = _last_finishing
+    if last[0] is settings:
+        return last[1]
+    finish = _recent_finishing.get((settings,), lambda: _finishing(settings))
+    _last_finishing = (settings, finish)
+    return finish
 
 
 @functools.lru_cache(maxsize=64)  # settings are frozen and hashable; a replace costs ~10 µs a solve

@@ -114,6 +114,25 @@ class SettingsStruct(ctypes.Structure):
     )
 
 
+class SolveCallStruct(ctypes.Structure):
+    _fields_ = (
+        ("chain", ctypes.c_void_p),  # addresses, as the array fields below
+        ("goals", ctypes.c_void_p),
+        ("settings", ctypes.c_void_p),
+        ("rows", ctypes.c_int64),
+        ("starts", ctypes.c_void_p),
+        ("rotations", ctypes.c_void_p),
+        ("preferred", ctypes.c_void_p),
+        ("carry_tip_twist", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("iterations", ctypes.c_void_p),  # int64
+        ("position_error", ctypes.c_void_p),
+        ("orientation_error", ctypes.c_void_p),
+        ("effector", ctypes.c_void_p),
+        ("met", ctypes.c_void_p),  # uint8 (numpy bool)
+    )
+
+
 class ShotStruct(ctypes.Structure):
     _fields_ = (
         ("frames", ctypes.c_int64),
@@ -269,24 +288,7 @@ FUNCTIONS = (
         ),
     ),
     ("qik_carry_tip_twist", ctypes.c_int32, (ctypes.POINTER(ChainStruct), ctypes.c_int64, _array, _array)),
-    (
-        "qik_solve",
-        ctypes.c_int32,
-        (
-            ctypes.POINTER(ChainStruct),
-            ctypes.POINTER(GoalsStruct),
-            ctypes.POINTER(SettingsStruct),
-            ctypes.c_int64,
-            _array,  # starts, clamped in place
-            _array,  # rotations (out)
-            _array,  # preferred or None
-            ctypes.c_int32,  # carry the tip's twist
-            _array,  # iterations (int64)
-            _array,  # position error
-            _array,  # orientation error
-            _array,  # effector
-        ),
-    ),
+    ("qik_solve", ctypes.c_int32, (_array,)),  # the address of a SolveCallStruct
     (
         "qik_carry",
         ctypes.c_int32,

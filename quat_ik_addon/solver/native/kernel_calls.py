@@ -17,20 +17,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..identity_memo import IdentityMemo
-from . import abi, library
+from . import abi, library, solve_call
 from .packing import pack_chain, unsupported_reason
 
 Array = NDArray[np.float64]
 
 
-def _address(array: np.ndarray | None) -> int | None:
-    """Where a C-contiguous array's numbers start (None for None)."""
-    if array is None:
-        return None
-    try:  # a ctypes view of the buffer costs a third of ``array.ctypes.data``: a call passes several
-        return ctypes.addressof(ctypes.c_char.from_buffer(array))
-    except (TypeError, ValueError, BufferError):  # read-only or empty: no writable buffer to view
-        return array.ctypes.data
+_address = solve_call.address
 
 
 def _contiguous(array: np.ndarray | None, shape: tuple[int, ...] | None = None) -> np.ndarray | None:
@@ -175,20 +168,26 @@ def _call_inputs(chain, goals, settings, finishing, preferred: Array | None, cou
 
 def solve(
     kernel: ctypes.CDLL, chain, goals, starts: Array, settings, finishing, preferred: Array | None, carry: bool
-) -> tuple[Array, Array, NDArray[np.int64], tuple[Array, Array, Array]] | None:
+) -> solve_call.Solved | None:
     """``solve.solve`` short of its restarts in one crossing (``qik_solve``): the starts clamped,
     the method run, the answers unit with w ≥ 0, and with ``carry`` the tip's unseen twist
-    carried from its start. Returns (clamped starts, poses, iterations, (position error,
-    orientation error, effector)), or None where a row did not finish (run numpy instead)."""
+    carried from its start. None where a row did not finish (run numpy instead)."""
     count = len(starts)
-    starts = np.array(starts, dtype=np.float64, order="C", copy=True)
-    poses = np.empty((count, chain.n_bones, 4))
-    measured = _Measured(count)
-    structs, preferred_address, _kept_alive = _call_inputs(chain, goals, settings, finishing, preferred, count)
-    status = kernel.qik_solve(
-        *structs, count, _address(starts), _address(poses), preferred_address, int(carry), *measured.addresses()
-    )
-    return None if status != abi.OK else (starts, poses, measured.iterations, measured.errors())
+    pulled = preferred is not None and settings.rest_pull != 0.0
+    if count == 1:  # one target (Live's, a single solve): the thread's kept call for this chain
+        call = solve_call.single_row_call(chain)
+        call.set_goal(goals)
+        call.set_settings(settings, finishing, lambda: settings_struct(settings, finishing, chain.reach))
+        call.set_preferred(preferred if pulled else None)
+        return call.run(kernel, starts, carry)
+    packed_goals, _kept_alive = goals_struct(goals)
+    preferred = _contiguous(preferred, (count, chain.n_bones, 4)) if pulled else None
+    packed_settings = settings_struct(settings, finishing, chain.reach)
+    call, answers = solve_call.batch_call(chain, packed_goals, packed_settings, starts, _address(preferred), carry)
+    if kernel.qik_solve(ctypes.addressof(call)) != abi.OK:
+        return None
+    errors = (answers.position_error, answers.orientation_error, answers.effector)
+    return solve_call.Solved(answers.starts, answers.poses, answers.iterations, errors, answers.met)
 
 
 def run_method(

@@ -135,6 +135,9 @@ def load() -> tuple[ctypes.CDLL | None, NativeStatus]:
     and returns the cached answer after that. Never raises.
     """
     global _cached
+    cached = _cached  # once decided, read without the lock: every solve asks (one reference read is atomic)
+    if cached is not None:
+        return cached
     with _lock:
         if _cached is None:
             try:

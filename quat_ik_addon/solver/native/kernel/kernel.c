@@ -151,13 +151,22 @@ int qik_finish_row(const qik_chain *chain, const qik_row_goal *goal, double *q, 
     return !unit;
 }
 
-QIK_EXPORT int32_t qik_solve(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings, int64_t rows,
-                             double *starts, double *rotations, const double *preferred, int32_t carry_tip_twist,
-                             int64_t *iterations, double *position_error, double *orientation_error, double *effector)
+QIK_EXPORT int32_t qik_solve(const qik_solve_call *call)
 {
+    if (call == NULL)
+        return QIK_BAD_INPUT;
+    const qik_chain *chain = call->chain;
+    const qik_goals *goals = call->goals;
+    const qik_settings *settings = call->settings;
+    int64_t rows = call->rows, *iterations = call->iterations;
+    double *starts = call->starts, *rotations = call->rotations, *position_error = call->position_error;
+    double *orientation_error = call->orientation_error, *effector = call->effector;
+    uint8_t *met = call->met;
+    const double *preferred = call->preferred;
+    int32_t carry_tip_twist = call->carry_tip_twist;
     if (!qik_chain_is_valid(chain) || !qik_goals_are_valid(goals) || !qik_settings_are_valid(settings) || rows < 0 ||
         (rows > 0 && (starts == NULL || rotations == NULL || iterations == NULL || position_error == NULL ||
-                      orientation_error == NULL || effector == NULL)))
+                      orientation_error == NULL || effector == NULL || met == NULL)))
         return QIK_BAD_INPUT;
     int32_t n = chain->n_bones;
     double *scratch = malloc((size_t)qik_workspace_doubles(n) * sizeof(double));
@@ -173,6 +182,7 @@ QIK_EXPORT int32_t qik_solve(const qik_chain *chain, const qik_goals *goals, con
         iterations[row] = qik_run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
                                   scratch, position_error + row, orientation_error + row, effector + 3 * row);
         qik_finish_row(chain, &goal, q, scratch, position_error + row, orientation_error + row, effector + 3 * row);
+        met[row] = (uint8_t)qik_reached(settings, position_error[row], orientation_error[row]);
         if (carry_tip_twist)
             carry_tip(chain, q, start);
         if (!qik_all_finite(q, 4 * (int64_t)n) || !isfinite(position_error[row]) || !isfinite(orientation_error[row]) ||

@@ -144,14 +144,32 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
  * twist range, the direction kept. */
 QIK_EXPORT int32_t qik_carry_tip_twist(const qik_chain *chain, int64_t rows, double *rotations, const double *starts);
 
-/* solve.solve's common case in one call: each row's start (starts (rows, n, 4), in place) brought
- * inside the limits, the method run from it into ``rotations`` (rows, n, 4), the answer made unit
- * with w >= 0 (solve._restarted_result's finish, measured again where normalising moved it),
- * and with ``carry_tip_twist`` the tip's unseen twist carried from its start (qik_carry_tip_twist).
- * Restarts stay with the caller. Outputs as qik_run_method's. */
-QIK_EXPORT int32_t qik_solve(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings, int64_t rows,
-                             double *starts, double *rotations, const double *preferred, int32_t carry_tip_twist,
-                             int64_t *iterations, double *position_error, double *orientation_error, double *effector);
+/* qik_solve's arguments in one struct: a single solve (a Live update's) is a few microseconds
+ * of work, and passing twelve arguments through ctypes cost as much; the Python side keeps one
+ * such struct per chain and thread, pointing into buffers that live as long as it does. */
+typedef struct {
+    const qik_chain *chain;
+    const qik_goals *goals;
+    const qik_settings *settings;
+    int64_t rows;
+    double *starts;            /* (rows, n, 4), brought inside the limits in place */
+    double *rotations;         /* (rows, n, 4) out */
+    const double *preferred;   /* (rows, n, 4) or NULL */
+    int32_t carry_tip_twist;   /* 0 or 1 */
+    int32_t reserved;
+    int64_t *iterations;       /* (rows) out */
+    double *position_error;    /* (rows) out */
+    double *orientation_error; /* (rows) out */
+    double *effector;          /* (rows, 3) out */
+    uint8_t *met;              /* (rows) out: 1 where the answer meets its goal (settings' tolerances) */
+} qik_solve_call;
+
+/* solve.solve's common case in one call: each row's start brought inside the limits, the method
+ * run from it into ``rotations``, the answer made unit with w >= 0 (solve._restarted_result's
+ * finish, measured again where normalising moved it), and with ``carry_tip_twist`` the tip's
+ * unseen twist carried from its start (qik_carry_tip_twist). Restarts stay with the caller.
+ * Outputs as qik_run_method's, and whether each answer meets its goal. */
+QIK_EXPORT int32_t qik_solve(const qik_solve_call *call);
 
 /* A shot being solved (sequence._Frames): per frame of the shot (``frames`` rows, in the goals'
  * row order) its pose and whether it met its goal, and the record of every solve: iterations

@@ -19,6 +19,8 @@
  *     memory outside the arrays (the sanitizers see that), must answer one of its status codes,
  *     and QIK_OK must still mean every output is finite.
  *
+ * qik_solve then solves the case's rows again through its argument struct (qik_solve_call).
+ *
  * Then each case's chain becomes a body (qik_body_stage, qik_body_task_errors): random parents
  * (a tree, bones listed parents first), stretchy bones, tasks on random bones at random levels
  * asking positions, orientations or directions, the case's rows as start poses. Hostile cases
@@ -754,6 +756,46 @@ static int check_clamp(const fuzz_case *c, double *poses, int64_t count)
     return 0;
 }
 
+/* qik_solve through its argument struct, from the poses qik_run_method left (its own copy, as
+ * the starts it clamps in place), into outputs of its own; the tip's twist carried every other
+ * case. A NULL struct is refused; valid cases need QIK_OK and unit rotations. */
+static int check_solve(fuzz_case *c, int64_t count, int64_t rows)
+{
+    if (qik_solve(NULL) != QIK_BAD_INPUT)
+        return fail(c, "qik_solve", "did not refuse a NULL argument struct", QIK_OK);
+    double *starts = allocate(4 * count, sizeof(double)), *solved = allocate(4 * count, sizeof(double));
+    double *position_error = allocate(rows, sizeof(double)), *orientation_error = allocate(rows, sizeof(double));
+    double *effector = allocate(3 * rows, sizeof(double));
+    int64_t *iterations = allocate(rows, sizeof(int64_t));
+    uint8_t *met = allocate(rows, 1);
+    if (count > 0)
+        memcpy(starts, c->rotations, (size_t)(4 * count) * sizeof(double));
+    qik_solve_call call = {&c->chain,         &c->goals, &c->settings, c->rows, starts, solved,
+                           c->pass_preferred ? c->preferred : NULL, (int32_t)(case_index % 2), 0, iterations,
+                           position_error,    orientation_error, effector,     met};
+    int32_t status = qik_solve(&call);
+    int failed = 0;
+    if (!known_status(status))
+        failed = fail(c, "qik_solve", "answered an unknown status", status);
+    else if (status == QIK_OK && !(all_finite(solved, 4 * count) && all_finite(position_error, rows) &&
+                                   all_finite(orientation_error, rows) && all_finite(effector, 3 * rows)))
+        failed = fail(c, "qik_solve", "answered QIK_OK with a non-finite output", status);
+    else if (!c->hostile && status != QIK_OK)
+        failed = fail(c, "qik_solve", "did not answer QIK_OK for a valid input", status);
+    for (int64_t q = 0; !failed && !c->hostile && q < count; q++) {
+        const double *r = solved + 4 * q;
+        if (fabs(sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]) - 1.0) > 1e-9)
+            failed = fail(c, "qik_solve", "returned a rotation that is not unit", status);
+    }
+    for (int64_t r = 0; !failed && status == QIK_OK && r < rows; r++)
+        if (met[r] > 1)
+            failed = fail(c, "qik_solve", "answered a met flag other than 0 or 1", status);
+    void *arrays[] = {starts, solved, position_error, orientation_error, effector, iterations, met};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    return failed;
+}
+
 static int run_case(fuzz_case *c)
 {
     int64_t count = (c->n > 0 ? c->n : 0) * (c->rows > 0 ? c->rows : 0);
@@ -795,7 +837,7 @@ static int run_case(fuzz_case *c)
             if (c->iterations[r] < 0 || !(c->position_error[r] >= 0.0) || !(c->orientation_error[r] >= 0.0))
                 return fail(c, "qik_run_method", "returned negative iterations or errors", status);
     }
-    return 0;
+    return check_solve(c, count, rows);
 }
 
 /* ---------------------------------------------------------------- a shot's loops */
