@@ -446,16 +446,24 @@ def build_rigify_human(frame_count: int, setup: ChainSetup) -> spec.RigSpec:
         target = animate_target(f"{chain_name}_target", path, size=0.05)
         bb.add_chain(ob, name=chain_name, tip=names[-1], length=3, target=target, **setup.options())
         chains.append(chain_spec(chain_name, names[-1], 3))
-        for n in names:
-            b = ob.data.bones[n]
-            bones[n] = spec.BoneSpec(
-                name=n,
-                parent=b.parent.name if b.parent is not None and b.parent.name in names else None,
-                head=tuple(round(c, 6) for c in b.head_local),
-                tail=tuple(round(c, 6) for c in b.tail_local),
-                roll_deg=round(math.degrees(_bone_roll(b)), 6),
-            )
+        bones.update(bone_specs(ob, names))
     return rig_spec("rigify_human", bones.values(), chains, {n: limits[n] for n in bones})
+
+
+def bone_specs(ob, names) -> dict[str, spec.BoneSpec]:
+    """The rig spec of the armature's bones ``names`` (a chain, root first), as they rest: a
+    bone's parent only where it is one of ``names``."""
+    specs = {}
+    for n in names:
+        b = ob.data.bones[n]
+        specs[n] = spec.BoneSpec(
+            name=n,
+            parent=b.parent.name if b.parent is not None and b.parent.name in names else None,
+            head=tuple(round(c, 6) for c in b.head_local),
+            tail=tuple(round(c, 6) for c in b.tail_local),
+            roll_deg=round(math.degrees(_bone_roll(b)), 6),
+        )
+    return specs
 
 
 def _bone_roll(b) -> float:

@@ -35,7 +35,7 @@ from quat_ik_addon.solver.limits.retarget import axes_frame as frame
 from quat_ik_addon.solver.rig import spec as spec
 
 from . import blender_build as bb
-from .definitions import CLAVICLE, FRONT, ChainSetup, _bone_roll, _rigify_left_limits, animate_target, chain_spec
+from .definitions import CLAVICLE, FRONT, ChainSetup, _rigify_left_limits, animate_target, bone_specs, chain_spec
 from .rig_math import anatomical_chain_limits, smoothstep
 
 # --------------------------------------------------------------------------- the walk
@@ -350,15 +350,7 @@ def _rig_spec(ob, limits) -> spec.RigSpec:
     for chain_name in ("arm.R", "arm.L", "leg.L", "leg.R"):
         names = chain_bones(chain_name)
         chains.append(chain_spec(chain_name, names[-1], len(names)))
-        for n in names:
-            b = ob.data.bones[n]
-            bones[n] = spec.BoneSpec(
-                name=n,
-                parent=b.parent.name if b.parent is not None and b.parent.name in names else None,
-                head=tuple(round(c, 6) for c in b.head_local),
-                tail=tuple(round(c, 6) for c in b.tail_local),
-                roll_deg=round(math.degrees(_bone_roll(b)), 6),
-            )
+        bones.update(bone_specs(ob, names))
     return spec.RigSpec(
         name="rigify_body", bones=tuple(bones.values()), chains=tuple(chains), limits={n: limits[n] for n in bones}
     )

@@ -16,7 +16,7 @@ from ..chains import tip_records
 from ..chains.listing import create_chain
 from ..runtime.state import session
 from ..ui.solver_settings import draw_solver_settings
-from .common import armature_with_chains_poll, chains_editable, new_empty
+from .common import armature_or_report, armature_with_chains_poll, chains_editable, new_empty
 from .pole import place_pole
 
 
@@ -409,15 +409,11 @@ class QUATIK_OT_solve(bpy.types.Operator):
         return armature_with_chains_poll(cls, context)
 
     def execute(self, context):
-        from ..errors import ChainError
-        from ..rig import auto_keys, reader
+        from ..rig import auto_keys
         from ..solving import current_frame
 
         ob = context.object
-        try:
-            reader.check_armature(ob)
-        except ChainError as error:
-            self.report({"ERROR"}, str(error))
+        if not armature_or_report(self, ob):
             return {"CANCELLED"}
         if self.chains == "ACTIVE":
             chain = chain_settings.active_chain(ob)

@@ -30,6 +30,19 @@ def chains_editable(operator, ob) -> bool:
     return False
 
 
+def armature_or_report(operator, ob) -> bool:
+    """True if ``ob`` is an armature whose pose may change; else reports why (status bar)."""
+    from ..errors import ChainError
+    from ..rig import reader
+
+    try:
+        reader.check_armature(ob)
+    except ChainError as error:
+        operator.report({"ERROR"}, str(error))
+        return False
+    return True
+
+
 def active_chain_poll(cls, context):
     """The active chain of an armature with chains, or None (the poll message says what is missing)."""
     if not armature_with_chains_poll(cls, context):

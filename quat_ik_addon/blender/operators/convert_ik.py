@@ -17,6 +17,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import compat
+from .common import armature_or_report
 
 
 def _ik_constraint(pose_bone):
@@ -126,14 +127,10 @@ class QUATIK_OT_from_all_ik_constraints(bpy.types.Operator):
     def execute(self, context):
         from ..chains import settings
         from ..errors import ChainError
-        from ..rig import reader
         from .limit_tools import editable_armature, limits_of_the_library
 
         ob = context.object
-        try:
-            reader.check_armature(ob)
-        except ChainError as error:
-            self.report({"ERROR"}, str(error))
+        if not armature_or_report(self, ob):
             return {"CANCELLED"}
         found = [(pb, _ik_constraint(pb)) for pb in ob.pose.bones if _ik_constraint(pb) is not None]
         found = [(pb, c) for pb, c in found if not c.mute or not self.mute_constraint]

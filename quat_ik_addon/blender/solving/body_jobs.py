@@ -237,6 +237,7 @@ def solve_body_jobs(
             # iterations, and a random pose it found would make the body jump while dragged.
             restarts=1 if settings.restarts > 0 and not jobs[0].warm_start else 0,
             top_restarts=min(int(settings.restarts), 3),
+            kernel=settings.kernel,  # the chains' switch (the preference, QUAT_IK_NATIVE)
         ),
         time_limit=settings.time_limit,
     )
