@@ -150,6 +150,47 @@ def per_frame(clock) -> dict:
     return record
 
 
+def live(clock, steps: int = 12) -> dict:
+    """Live: seconds per depsgraph update (mean, largest) while the right hand's target (the
+    arms' body) is dragged in ``steps`` steps, for Quat IK as in the UI and Blender's IK."""
+    from quat_ik_addon.blender.runtime.state import session as runtime
+
+    scene, ob, constraints = _open()
+    scene.frame_set(20)  # mid-stride: the legs' pins hold
+    for other in bpy.data.objects:
+        if other is not ob:
+            other.animation_data_clear()  # the target stays where the drag puts it
+    hand = ob.quat_ik.chains["arm.R"].target_object
+    layer = bpy.context.view_layer
+
+    def drag() -> tuple[float, float]:
+        start = hand.location.copy()
+        layer.update()
+        gc.collect()
+        times = []
+        for i in range(1, steps + 1):
+            started = clock()
+            hand.location = start + type(start)((0.004 * i, -0.003 * i, 0.002 * i))
+            layer.update()
+            times.append(clock() - started)
+        hand.location = start
+        layer.update()
+        return float(np.mean(times)), float(np.max(times))
+
+    record = {}
+    for who in ("quat_ik", "blender_ik"):
+        ours = who == "quat_ik"
+        for chain in ob.quat_ik.chains:
+            chain.mode, chain.enabled = "LIVE", ours
+        for constraint in constraints:
+            constraint.mute = ours
+        runtime.finish_at_rest = True
+        layer.update()  # the switch itself (a settings change solves every chain)
+        record[who] = drag()
+        runtime.finish_at_rest = None
+    return record
+
+
 def quality() -> dict:
     """Both bakes measured from their keys by the demo's code."""
     from tools import demo_body
@@ -164,14 +205,14 @@ def quality() -> dict:
 
 
 def markdown(results: dict) -> str:
-    q, bake, frame = results["quality"], results["bake"], results["per_frame"]
+    q, bake, frame, live = results["quality"], results["bake"], results["per_frame"], results["live"]
     lower = [g for g in q["goals"] if not g["top"]]
     ms = 1e3
     rows = [
         "# rigify_body: Quat IK bodies and pins beside Blender's IK tree",
         "",
         f"Blender {results['blender']}, Python {results['python']}, {results['machine']}; solver path: "
-        f"{results['solver_path']} (bodies run on numpy: {results['body_path']}); {results['clock']} time. "
+        f"{results['solver_path']} (bodies: {results['body_path']}); {results['clock']} time. "
         f"{bake['quat_ik']['frames']} frames, 4 chains: both arms (6 bones from spine.002) one body, each leg "
         "(3 bones) its own body with two pins.",
         "",
@@ -186,6 +227,8 @@ def markdown(results: dict) -> str:
         f"{frame['blender_ik']['again'][1] * ms:.2f} |",
         f"| Per Frame, ms per frame (mean / largest), again | {frame['quat_ik']['again'][0] * ms:.2f} / "
         f"{frame['quat_ik']['again'][1] * ms:.2f} | (same as above) |",
+        f"| Live, right hand's target dragged: ms per update (mean / largest) | {live['quat_ik'][0] * ms:.2f} / "
+        f"{live['quat_ik'][1] * ms:.2f} | {live['blender_ik'][0] * ms:.2f} / {live['blender_ik'][1] * ms:.2f} |",
         f"| pin slip, largest, mm (share of the leg body's size; goal ≤ {q['pin_goal_share']:g}) "
         f"| {max(p['slip_max_mm']['quat_ik'] for p in q['pins']):.3g} ({q['pin_slip_max_share']:.2g}) "
         f"| {max(p['slip_max_mm']['blender_ik'] for p in q['pins']):.3g} (no pins) |",
@@ -220,6 +263,16 @@ def markdown(results: dict) -> str:
     return "\n".join(rows)
 
 
+def body_path() -> str:
+    """Where bodies solve: the kernel where it loaded (the sample's limits are all kinds it
+    packs, as its chains' are), else numpy."""
+    from quat_ik_addon.solver.body.settings import BodySettings
+    from quat_ik_addon.solver.native import library
+
+    active = library.load()[1].active and BodySettings().kernel == "auto"
+    return "native kernel" if active else "numpy"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="process CPU time or wall")
@@ -237,7 +290,7 @@ def main() -> None:
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
         "solver_path": solver_path,
-        "body_path": "numpy (solver/body has no kernel path)",
+        "body_path": body_path(),
         "clock": args.clock,
         "load_average_start": os.getloadavg(),
     }
@@ -245,6 +298,8 @@ def main() -> None:
     print(f"bake: {results['bake']}", flush=True)
     results["per_frame"] = per_frame(clock)
     print(f"per frame: {results['per_frame']}", flush=True)
+    results["live"] = live(clock)
+    print(f"live: {results['live']}", flush=True)
     results["quality"] = quality()
     results["load_average_end"] = os.getloadavg()
     table = markdown(results)

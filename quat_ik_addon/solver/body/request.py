@@ -18,6 +18,7 @@ call ``solve_body_request`` with ``BodyOptions`` (how to solve), as chains go th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
@@ -279,7 +280,7 @@ def solve_body_request(body: Body, request: BodyRequest, options: BodyOptions | 
         for _ in range(FOLLOW_SWEEPS - 1 if follow else 0):
             if not answer.follow_flips():
                 break
-    if start is not None:
+    if start is not None and answer._unmet(top_only=False).any():  # (a met answer is a fixed point already)
         answer.keep_start_unless_bettered(start)
     return answer.result(out_of_time=budget.ran_out)
 
@@ -309,7 +310,7 @@ class _Answer:
     ) -> None:
         self.body, self.request, self.settings, self.rows = body, request, settings, rows
         count, n_goals, n_pins = len(rows), len(request.goals), len(request.pins)
-        self.rotations = body.clamp_rotations(body.rest_pose(count))
+        self.rotations = np.repeat(_rest_inside(body), count, axis=0)
         self.stretch = np.ones((count, body.n_bones))
         self.position_error = np.zeros((count, n_goals))
         self.orientation_error = np.zeros((count, n_goals))
@@ -322,11 +323,7 @@ class _Answer:
         self.tolerance, self.angle_tolerance = settings.tolerances(body.size)
         # Every task's weights and level, for ranking answers in this layout: targets are not
         # needed, so each goal and pin is laid out with stand-in targets of the parts it has.
-        if weights is None:
-            weights = lay_out(
-                body, [_stand_in(goal) for goal in request.goals], [_stand_in(pin) for pin in request.pins]
-            )
-        self.weights = weights
+        self.weights = _weights_of(body, request) if weights is None else weights
 
     def solve(self, start: Array | None, *, restarts: bool, progress=None) -> None:
         """Solve every row from ``start`` (one pose per row) or rest, one batched solve per
@@ -505,6 +502,42 @@ def _patterns(active: NDArray[np.bool_]) -> list[tuple[NDArray[np.bool_], Rows]]
     patterns, which = np.unique(active, axis=0, return_inverse=True)
     which = np.ravel(which)
     return [(pattern, np.nonzero(which == k)[0]) for k, pattern in enumerate(patterns)]
+
+
+@functools.lru_cache(maxsize=64)  # a Body hashes by identity; Live solves the same one on every update
+def _rest_inside(body: Body) -> Array:
+    """(1, B, 4) the rest pose brought inside the limits (read-only)."""
+    rest = body.clamp_rotations(body.rest_pose(1))
+    rest.setflags(write=False)
+    return rest
+
+
+_WEIGHTS_KEPT = 256
+_weights: dict[tuple, Tasks] = {}  # the layouts ``_weights_of`` made, by what they depend on
+
+
+def _weights_of(body: Body, request: BodyRequest) -> Tasks:
+    """Every task's weights and level, for ranking answers in the request's layout: targets are
+    not needed, so each goal and pin is laid out with stand-in targets of the parts it has.
+    Kept by what that depends on (Live lays out the same tasks on every update)."""
+    key = (
+        id(body),
+        body,
+        tuple(
+            (goal.effector.bone, goal.effector.offset.tobytes(), goal.aim_axis.tobytes(), goal.position_weight,
+             goal.orientation_weight, goal.level, *(getattr(goal, name) is None for name in _GOAL_PARTS))
+            for goal in request.goals
+        ),
+        tuple((pin.bone, *(getattr(pin, name) is None for name in _PIN_PARTS)) for pin in request.pins),
+    )  # fmt: skip
+    found = _weights.get(key)
+    if found is None:
+        if len(_weights) >= _WEIGHTS_KEPT:
+            _weights.clear()
+        found = _weights[key] = lay_out(
+            body, [_stand_in(goal) for goal in request.goals], [_stand_in(pin) for pin in request.pins]
+        )
+    return found
 
 
 def _stand_in(task: Goal | Pin) -> Goal | Pin:

@@ -16,9 +16,10 @@ from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.body import Effector, Goal, Pin
 from quat_ik_addon.solver.body.request import BodyOptions, BodyRequest, solve_body_request
 from quat_ik_addon.solver.chain import Chain
-from quat_ik_addon.solver.cli import _body_targets, _parser, body_from_rig_spec, body_options, main
+from quat_ik_addon.solver.cli import _body_targets, _parser, body_options, main
 from quat_ik_addon.solver.rig.rest_pose import spec_rest_matrices
 from quat_ik_addon.solver.rig.spec import load_rig_spec
+from quat_ik_addon.solver.rig.spec_body import body_from_rig_spec
 
 REPO = Path(__file__).resolve().parents[3]
 HUMAN = REPO / "sample_rigs" / "rigify_human.rig.json"  # chains arm.L, arm.R, leg.L, leg.R, each from the armature
