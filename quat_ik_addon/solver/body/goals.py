@@ -150,9 +150,29 @@ def _rows(value: ArrayLike, size: int, what: str) -> Array:
     return finite_array(value, shape, what)
 
 
+_LAID_OUT_KEPT = 8
+_laid_out: dict[tuple, tuple[tuple, Tasks]] = {}  # by the identities of body, goals and pins
+
+
 def lay_out(body: Body, goals: Sequence[Goal], pins: Sequence[Pin] = ()) -> Tasks:
-    """Goals and pins as ``Tasks`` (ValueError naming what is wrong)."""
+    """Goals and pins as ``Tasks`` (ValueError naming what is wrong). The same goal and pin
+    objects laid out again (a solve and the measure of its start) give the kept ``Tasks``."""
     goals, pins = tuple(goals), tuple(pins)
+    key = (id(body), *map(id, goals), None, *map(id, pins))
+    kept = _laid_out.get(key)  # (an id in a key is its object's: the entry holds the object)
+    if kept is not None:
+        return kept[1]
+    tasks = _laid_out_now(body, goals, pins)
+    for value in vars(tasks).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)  # shared by the calls that lay the same tasks out again
+    if len(_laid_out) >= _LAID_OUT_KEPT:
+        _laid_out.clear()
+    _laid_out[key] = ((body, *goals, *pins), tasks)  # (holding them: their ids stay theirs)
+    return tasks
+
+
+def _laid_out_now(body: Body, goals: tuple, pins: tuple) -> Tasks:
     if not goals and not pins:
         raise ValueError("give at least one goal or pin")
     for goal in goals:

@@ -35,7 +35,7 @@ from .iterate import FLOOR
 from .ranking import better_than, level_excess
 from .settings import BodyResult, BodySettings
 from .skeleton import Body
-from .solve import solve_body
+from .solve import measure_body, solve_body
 
 Array = NDArray[np.float64]
 Rows = NDArray[np.intp]
@@ -84,6 +84,7 @@ class BodyRequest:
     active: NDArray[np.bool_] = field(init=False, repr=False, compare=False)
     # per task, per part: the (F, size) targets (NaN where switched off), or None
     _targets: tuple[tuple[Array | None, ...], ...] = field(init=False, repr=False, compare=False)
+    _cut: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         goals, pins = tuple(self.goals), tuple(self.pins)
@@ -126,6 +127,7 @@ class BodyRequest:
         object.__setattr__(self, "frames", frames)
         object.__setattr__(self, "active", np.stack(active, axis=1))
         object.__setattr__(self, "_targets", tuple(targets))
+        object.__setattr__(self, "_cut", {})  # ``_tasks_on``'s answers
 
     @cached_property
     def levels(self) -> tuple[int, ...]:
@@ -133,7 +135,17 @@ class BodyRequest:
         return tuple(sorted({int(goal.level) for goal in self.goals}))
 
     def _tasks_on(self, pattern: NDArray[np.bool_], rows: Rows) -> tuple[list[Goal], list[Pin]]:
-        """The goals and pins active in ``pattern`` (P + G), their targets cut to ``rows``."""
+        """The goals and pins active in ``pattern`` (P + G), their targets cut to ``rows`` (made
+        once per pattern and rows: a warm answer and the measure of its start share them)."""
+        key = (pattern.tobytes(), np.asarray(rows).tobytes())
+        found = self._cut.get(key)
+        if found is None:
+            found = self._cut[key] = self._tasks_cut(pattern, rows)
+        return found
+
+    def _tasks_cut(self, pattern: NDArray[np.bool_], rows: Rows) -> tuple[list[Goal], list[Pin]]:
+        if pattern.all() and len(rows) == self.frames and np.array_equal(rows, np.arange(self.frames)):
+            return list(self.goals), list(self.pins)  # every task on every row: as given (Live)
         count = len(self.pins)
         cut = [tuple(None if a is None else a[rows] for a in task) for task in self._targets]
         pins = [
@@ -325,7 +337,7 @@ class _Answer:
         # needed, so each goal and pin is laid out with stand-in targets of the parts it has.
         self.weights = _weights_of(body, request) if weights is None else weights
 
-    def solve(self, start: Array | None, *, restarts: bool, progress=None) -> None:
+    def solve(self, start: Array | None, *, restarts: bool, progress=None, measure_only: bool = False) -> None:
         """Solve every row from ``start`` (one pose per row) or rest, one batched solve per
         pattern of active tasks. ``progress(share of rows done)``: called between batches, which
         are then cut to at most a tenth of the rows each (a long bake shows how far it got, and
@@ -342,7 +354,10 @@ class _Answer:
                         self.rotations[members] = self.body.clamp_rotations(group_start)
                 else:
                     goals, pins = self.request._tasks_on(pattern, self.rows[members])
-                    part = solve_body(self.body, goals, pins, start_rotations=group_start, settings=settings)
+                    if measure_only:  # (how the start meets the tasks, unsolved)
+                        part = measure_body(self.body, goals, pins, group_start, settings)
+                    else:
+                        part = solve_body(self.body, goals, pins, start_rotations=group_start, settings=settings)
                     self._put(members, pattern, part)
                 done += len(members)
                 if progress is not None:
@@ -369,9 +384,8 @@ class _Answer:
         """Rows whose answer ranks no better than their start pose keep the start: a warm solve
         from a pose as good as it gets (Live, after its own write) gives that pose back, not a
         drift along the goals' freedom, so solving it again changes nothing."""
-        settings = replace(_without_restarts(self.settings), max_iterations=0, polish_iterations=0, use_stretch=False)
-        still = _Answer(self.body, self.request, settings, self.rows, self.weights)
-        still.solve(start, restarts=False)
+        still = _Answer(self.body, self.request, self.settings, self.rows, self.weights)
+        still.solve(start, restarts=False, measure_only=True)
         keep = ~better_than(self._excess(), still._excess(), FLOOR * self.body.size**2, tie=VISIBLE_GAIN)
         for name in _PER_ROW:
             getattr(self, name)[keep] = getattr(still, name)[keep]
@@ -499,6 +513,8 @@ _PER_ROW = (
 def _patterns(active: NDArray[np.bool_]) -> list[tuple[NDArray[np.bool_], Rows]]:
     """The distinct rows of ``active`` (rows, T), each with the positions of the rows that
     have it."""
+    if active.all():  # (the usual case, and Live's: one pattern)
+        return [(active[0], np.arange(len(active)))]
     patterns, which = np.unique(active, axis=0, return_inverse=True)
     which = np.ravel(which)
     return [(pattern, np.nonzero(which == k)[0]) for k, pattern in enumerate(patterns)]

@@ -79,6 +79,20 @@ def solve_body(
     return _result(body, tasks, rotations, stretch, iterations, restarts, strict, settings)
 
 
+def measure_body(
+    body: Body, goals: Sequence[Goal], pins: Sequence[Pin], rotations: ArrayLike, settings: BodySettings
+) -> BodyResult:
+    """``solve_body``'s result for ``rotations`` as they are (brought inside the limits, every
+    bone at its rest length), without solving: how a start pose meets the goals and pins."""
+    tasks = lay_out(body, goals, pins)
+    count = tasks.count
+    rotations = _start(body, rotations, count, settings)
+    stretch = np.ones((count, body.n_bones))
+    none = np.zeros(count, dtype=np.int64)
+    strict = Measure(*settings.tolerances(body.size), _NO_STRETCH)
+    return _result(body, tasks, rotations, stretch, none, none.copy(), strict, settings)
+
+
 def _start(body: Body, start_rotations: ArrayLike | None, count: int, settings: BodySettings) -> Array:
     if start_rotations is None:
         return _clamped(body, body.rest_pose(count), settings)

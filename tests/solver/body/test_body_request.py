@@ -293,3 +293,17 @@ def test_a_request_that_does_not_fit_the_body_is_refused_in_one_line(upper_body,
 def test_the_body_is_checked_before_anything_is_solved():
     with pytest.raises(ValueError, match="solve_body_request needs a Body"):
         solve_body_request("body", BodyRequest([GOAL]))
+
+
+def test_measuring_a_solved_pose_gives_the_solve_its_own_errors(upper_body, rng):
+    """``measure_body`` (how a start meets the tasks, unsolved) reports for a solved pose what
+    the solve did: the warm start check compares answers against it."""
+    from quat_ik_addon.solver.body.solve import measure_body, solve_body
+
+    left, right, _ = reachable_hands(upper_body, rng, ROWS)
+    goals = [Goal("hand.L", position=left), Goal("hand.R", position=right + 0.5)]  # the right out of reach
+    solved = solve_body(upper_body, goals)
+    measured = measure_body(upper_body, goals, (), solved.rotations, BodySettings())
+    assert np.allclose(measured.position_error, solved.position_error, rtol=0.0, atol=1e-12)
+    assert np.array_equal(measured.level_met, solved.level_met)
+    assert np.all(measured.iterations == 0)
