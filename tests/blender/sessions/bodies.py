@@ -248,7 +248,9 @@ with checks.step("a body whose chains are apart in the list reports each chain a
     checks.near("the left hand reaches", miss("L2", left), 0.0, tolerance=TOLERANCE)
     hips = ob.quat_ik.chains["Hips"]
     checks.check("each chain's status is its own", chain_left.status_converged and hips.status_solved)
-    checks.near("the Hips chain reaches its own target", miss("Root", bpy.data.objects["TargetRoot"]), 0.0, tolerance=TOLERANCE)
+    checks.near(
+        "the Hips chain reaches its own target", miss("Root", bpy.data.objects["TargetRoot"]), 0.0, tolerance=TOLERANCE
+    )
     chain_right.influence = 1.0
     ob.quat_ik.chains.remove(1)
     chain_left, chain_right = ob.quat_ik.chains["Left"], ob.quat_ik.chains["Right"]
