@@ -23,8 +23,10 @@ class BodySettings:
     ``restart_candidates`` random poses inside the limits, ``restarts`` rounds of
     ``restart_iterations``; rows whose pins or highest goal level are still unmet, up to
     ``top_restarts`` rounds in all. ``use_stretch``: stretchy bones may stretch where the goals
-    need it. ``kernel``: "auto" runs the stages on the native kernel where it loaded and knows
-    every limit of the body (the same answers to rounding), "numpy" always on the numpy reference."""
+    need it. ``equal_start``: a solve from rest of several goal levels also starts from the
+    answer of all goals at one level, and each row keeps the better (``solve._from_equal_start``).
+    ``kernel``: "auto" runs the stages on the native kernel where it loaded and knows every
+    limit of the body (the same answers to rounding), "numpy" always on the numpy reference."""
 
     max_iterations: int = 100
     polish_iterations: int = 30
@@ -40,6 +42,7 @@ class BodySettings:
     restart_iterations: int = 40
     seed: int = 0
     use_stretch: bool = True
+    equal_start: bool = True
     kernel: str = "auto"
 
     def __post_init__(self) -> None:
@@ -64,8 +67,9 @@ class BodySettings:
             raise ValueError(f"orientation_tolerance must be a finite number > 0, not {self.orientation_tolerance!r}")
         if not 0.0 <= self.stall_ratio < 1.0:
             raise ValueError(f"stall_ratio must be within [0, 1), not {self.stall_ratio!r}")
-        if not isinstance(self.use_stretch, bool):
-            raise ValueError(f"use_stretch must be True or False, not {self.use_stretch!r}")
+        for name in ("use_stretch", "equal_start"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel must be one of {KERNELS}, not {self.kernel!r}")
 

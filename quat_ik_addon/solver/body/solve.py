@@ -13,6 +13,7 @@ every step, reachable goals included.)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -21,7 +22,7 @@ from ..entry_checks import finite_array
 from ..native import body_calls
 from .goals import PIN_LEVEL, Goal, Pin, Tasks, lay_out, task_errors
 from .iterate import CREEP_FROZEN, FLOOR, Measure, iterate
-from .ranking import better_than
+from .ranking import better_than, level_excess
 from .settings import BodyResult, BodySettings
 from .skeleton import Body
 
@@ -47,6 +48,8 @@ def solve_body(
         raise ValueError(f"solve_body needs a Body, not {body!r}")
     if not isinstance(settings, BodySettings):
         raise ValueError(f"settings must be BodySettings, not {settings!r}")
+    if start_rotations is None and settings.equal_start and len({int(goal.level) for goal in goals}) > 1:
+        return _from_equal_start(body, goals, pins, settings)
     tasks = lay_out(body, goals, pins)
     count = tasks.count
     rotations = _start(body, start_rotations, count, settings)
@@ -77,6 +80,38 @@ def solve_body(
             stretch[unmet[better]] = more_stretch[better]
             excess[unmet[better]] = more_excess[better]
     return _result(body, tasks, rotations, stretch, iterations, restarts, strict, settings)
+
+
+def _from_equal_start(body: Body, goals: Sequence[Goal], pins: Sequence[Pin], settings: BodySettings) -> BodyResult:
+    """A cold solve of several goal levels, row by row the better of two: from rest, and from
+    the answer of every goal at one level. Met first from rest, a higher level can leave the
+    lower ones a worse basin than a pose that already meets all of them where they can be met
+    together: on random bodies with goals reachable together, the lower level stayed unmet in
+    about one row in eleven from rest, one in four hundred from the equal answer."""
+    plain_settings = replace(settings, equal_start=False)
+    plain = solve_body(body, goals, pins, settings=plain_settings)
+    equal_goals = [replace(goal, level=0) for goal in goals]
+    equal = solve_body(body, equal_goals, pins, settings=replace(plain_settings, restarts=0, top_restarts=0))
+    seeded = solve_body(body, goals, pins, start_rotations=equal.rotations, settings=plain_settings)
+    tasks = lay_out(body, goals, pins)
+    tolerance, angle_tolerance = settings.tolerances(body.size)
+
+    def excess(result: BodyResult) -> Array:
+        position = np.concatenate((result.pin_position_error, result.position_error), axis=1)
+        orientation = np.concatenate((result.pin_rotation_error, result.orientation_error), axis=1)
+        return level_excess(tasks, position, orientation, tolerance, angle_tolerance, body.size)
+
+    take = better_than(excess(seeded), excess(plain), FLOOR * body.size**2)
+    values = {}
+    for name in (f.name for f in fields(BodyResult)):
+        ours, theirs = getattr(plain, name), getattr(seeded, name)
+        if name == "iterations":  # (every iteration the three solves took; restarts: the answer's)
+            values[name] = ours + theirs + equal.iterations
+        elif isinstance(ours, np.ndarray):
+            values[name] = np.where(take.reshape(-1, *([1] * (ours.ndim - 1))), theirs, ours)
+        else:
+            values[name] = ours
+    return BodyResult(**values)
 
 
 def measure_body(
