@@ -1,9 +1,11 @@
 """Learned start poses (Blow 2002, "CCD Convergence Issues").
 
-A preprocess samples reachable targets, tries many start poses on all of them, keeps the few
-(4 to 8) that together converge for nearly every target (greedy set cover), clusters the
-targets by place and gives each cluster the kept start that converges on most of it. At solve
-time a target starts from the pose of the cluster whose centroid is nearest. Everything is plain arrays, so the Blender layer can store it on the armature.
+A preprocess samples reachable targets, tries many start poses on all of them, clusters the
+targets by place and gives each cluster the start that converges on most of it, the one that
+needs the fewest iterations there among equals; at most ``max_starts`` starts are kept (the
+least used give their clusters up). At solve time a target starts from the pose of the cluster
+whose centroid is nearest. ``coverage`` is the share of sample targets some candidate converges
+on (greedy set cover). Everything is plain arrays, so the Blender layer can store it on the armature.
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ class LearnedStarts:
         return cls(
             starts, centroids, owners, float(arrays.get("coverage", np.nan)), float(arrays.get("accuracy", np.nan))
         )
+
+
+# Sample targets per cluster at least: a cluster's start is chosen by its members' solves.
+SAMPLES_PER_CLUSTER = 12
 
 
 def _nearest(points: Array, centroids: Array) -> NDArray[np.intp]:
@@ -120,30 +126,40 @@ def learn_start_poses(
         settings=settings,
     )
     converged = trial.converged.reshape(candidates, samples)
+    iterations = np.asarray(trial.iterations, dtype=float).reshape(candidates, samples)
 
-    kept: list[int] = []
+    # Coverage: the greedy set cover's share of sample targets the candidates converge on.
     covered = np.zeros(samples, dtype=bool)
-    while len(kept) < max_starts:
+    while True:
         gains = np.sum(converged & ~covered, axis=1)
         best = int(np.argmax(gains))
         if gains[best] == 0:
             break
-        kept.append(best)
         covered |= converged[best]
-    if not kept:
-        kept = [0]  # nothing converged anywhere: rest is as good a start as any
 
-    # Cluster the targets by place, then give each cluster the kept start that converges on
-    # most of its members: never worse than any single start on the samples, and regions
-    # where another start beats rest get that start.
-    centroids = _k_means(targets, clusters, rng)
-    member_of = np.argmin(np.sum((targets[:, None] - centroids[None]) ** 2, axis=-1), axis=1)
-    wins = np.stack([np.bincount(member_of, weights=converged[k], minlength=len(centroids)) for k in kept], axis=1)
-    centroid_start = np.argmax(wins, axis=1)
-    learned = LearnedStarts(pool[kept], centroids, centroid_start.astype(np.int64))
+    # Cluster the targets by place (each cluster with enough members that its choice below is
+    # more than chance), then give each cluster the candidate that converges on most of its
+    # members, and of those the one that gets there in the fewest iterations (while every
+    # candidate may be used, never worse than any single start on the samples), so a region's
+    # targets start from the candidate nearest to solving them.
+    centroids = _k_means(targets, min(clusters, max(1, samples // SAMPLES_PER_CLUSTER)), rng)
+    member_of = _nearest(targets, centroids)
+    wins = np.stack([np.bincount(member_of, weights=converged[k], minlength=len(centroids)) for k in range(candidates)])
+    effort = np.stack(
+        [np.bincount(member_of, weights=iterations[k], minlength=len(centroids)) for k in range(candidates)]
+    )
+    usable = np.ones(candidates, dtype=bool)
+    while True:
+        ranked = np.where(usable[:, None] & (wins == np.max(wins[usable], axis=0)), effort, np.inf)
+        centroid_start = np.argmin(ranked, axis=0)  # (clusters,): the first of equals
+        used = np.unique(centroid_start)
+        if len(used) <= max_starts:
+            break
+        # Too many starts: the one the fewest sample targets use gives its clusters up.
+        users = np.bincount(centroid_start[member_of], minlength=candidates)
+        usable[used[np.argmin(users[used])]] = False
+    learned = LearnedStarts(pool[used], centroids, np.searchsorted(used, centroid_start).astype(np.int64))
     # How often the nearest-centroid choice picks a start that converges.
-    chosen = learned.centroid_start[
-        np.argmin(np.sum((targets[:, None] - learned.centroids[None]) ** 2, axis=-1), axis=1)
-    ]
-    accuracy = float(np.mean(converged[np.array(kept)[chosen], np.arange(samples)]))
+    chosen = used[learned.centroid_start[member_of]]
+    accuracy = float(np.mean(converged[chosen, np.arange(samples)]))
     return replace(learned, coverage=float(np.mean(covered)), accuracy=accuracy)

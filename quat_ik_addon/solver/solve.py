@@ -82,6 +82,7 @@ def _restart(
     preferred: Array | None,
     measured: tuple[Array, Array, Array] | None = None,
     switch_gain: float | None = None,
+    give_up: NDArray[np.bool_] | None = None,
 ) -> Array:
     """Re-solve unmet goals from random poses, ``restart_candidates`` at a time, all batched.
 
@@ -89,13 +90,15 @@ def _restart(
     nearest the reference pose (continuity) or else with the smallest error. When none meets
     it, the closest miss replaces the current pose without a reference, and with one only
     when it comes closer by ``switch_gain`` (None: never). Goals beyond the chain's reach are
-    not restarted. Returns the restart rounds each goal used.
+    not restarted, and goals marked in ``give_up`` get no further rounds once a round leaves
+    them as they were. Returns the restart rounds each goal used.
     ``measured``: ``goal_errors`` of ``rotations`` as they come in, when known.
     """
     rng = None  # made when first needed: most calls restart nothing
     tolerance = settings.absolute_tolerance(chain.reach)
     restarts = np.zeros(goals.count, dtype=np.int64)
     candidates = settings.restart_candidates
+    searching = np.ones(goals.count, dtype=bool)  # goals still given rounds (``give_up``)
     for _ in range(settings.restarts if candidates else 0):
         if time_budget.spent():
             break  # the poses so far stand (``time_budget``)
@@ -106,7 +109,7 @@ def _restart(
             break
         # Beyond the chain's reach no start helps: those goals keep their best pose.
         in_reach = np.linalg.norm(goals.positions - chain.rest_offsets[0], axis=1) <= chain.reach + tolerance
-        unmet = np.nonzero(~met & in_reach)[0]
+        unmet = np.nonzero(~met & in_reach & searching)[0]
         if unmet.size == 0:
             break
         rng = rng or np.random.default_rng(settings.seed)
@@ -147,6 +150,8 @@ def _restart(
             take = any_met | (fallback[np.arange(unmet.size), pick] < current - switch_gain)
         else:
             take = any_met
+        if give_up is not None:
+            searching[unmet[give_up[unmet] & ~take]] = False
         rotations[unmet[take]] = trial[chosen[take]]
         iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
         restarts[unmet] += 1
@@ -235,7 +240,7 @@ def solve_from(
 
 
 def _restarted_result(
-    chain, goals, rotations, iterations, settings, reference, preferred, measured=None, switch_gain=None
+    chain, goals, rotations, iterations, settings, reference, preferred, measured=None, switch_gain=None, give_up=None
 ) -> SolveResult:
     # Poses unit to rounding are only given w ≥ 0 (q and −q rotate alike, to the bit): the
     # errors measured on the way stay exact. Others are normalised and measured again.
@@ -245,20 +250,31 @@ def _restarted_result(
     else:
         rotations = normalised(rotations)
         measured = goal_errors(chain, goals, rotations)
-    restarts = _restart(chain, goals, rotations, iterations, settings, reference, preferred, measured, switch_gain)
+    restarts = _restart(
+        chain, goals, rotations, iterations, settings, reference, preferred, measured, switch_gain, give_up
+    )
     # Where restarts replaced poses, measure again; else the measure above is the result's.
     return finish_result(chain, goals, rotations, iterations, settings, restarts, None if restarts.any() else measured)
 
 
 def restart(
-    chain: Chain, goals: Goals, rotations: ArrayLike, *, settings: SolveSettings, switch_gain: float | None = None
+    chain: Chain,
+    goals: Goals,
+    rotations: ArrayLike,
+    *,
+    settings: SolveSettings,
+    switch_gain: float | None = None,
+    give_up: NDArray[np.bool_] | None = None,
 ) -> tuple[SolveResult, NDArray[np.bool_]]:
     """Only the restarts of :func:`solve`, for poses solved already (N, n, 4): their unmet
     goals are tried from random poses, preferring answers near the given poses, and a closest
-    miss replaces a pose when it comes closer by ``switch_gain``. Also returns which poses
-    were replaced."""
+    miss replaces a pose when it comes closer by ``switch_gain``. Goals marked in ``give_up``
+    (N,) get no further rounds once a round replaces nothing. Also returns which poses were
+    replaced."""
     rotations = initial_poses(chain, rotations, goals.count)
     iterations = np.zeros(goals.count, dtype=np.int64)
-    result = _restarted_result(chain, goals, rotations, iterations, settings, rotations, None, None, switch_gain)
+    result = _restarted_result(
+        chain, goals, rotations, iterations, settings, rotations, None, None, switch_gain, give_up
+    )
     replaced = np.any(np.abs(result.rotations - normalised(rotations)) > 0.0, axis=(1, 2))
     return result, replaced

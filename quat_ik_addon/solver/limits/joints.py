@@ -396,7 +396,8 @@ class BallJoint(_StepShare):
         rng.bit_generator.state = state
         rng.normal(size=(used, 3))  # the generator where the rounds left it
         directions = drawn[taken]
-        directions[pending] = self.reach.clamp(directions[pending], "closest")
+        if pending:  # rows no round placed inside (rare): clamped in
+            directions[pending] = self.reach.clamp(directions[pending], "closest")
         return directions
 
 

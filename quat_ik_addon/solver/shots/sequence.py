@@ -92,6 +92,9 @@ NEIGHBOUR_ITERATIONS = 10  # ... and a frame warm from the frame next to it in f
 MISS_ITERATIONS = 8
 MISS_STALL_RATIO = 1e-2
 PROBE_EVERY = 3  # followed frames between restart probes along a stretch of missed goals
+# A stretch with this many probes or more is searched densely by them: each of its probes
+# stops restarting after a round that found nothing (no goal met, no miss clearly closer).
+LONG_STRETCH_PROBES = 4
 # A miss is traded for another branch's only when that comes closer by this (times the reach):
 # a branch change is a visible jump, worth it for a clearly closer miss, not for a hair.
 SWITCH_GAIN = 0.002
@@ -520,9 +523,11 @@ def _probe_misses(frames: _Frames, order: Rows) -> None:
     ``PROBE_EVERY``-th after it and its last. Where a probe meets its goal, another branch
     reaches there; where it misses by clearly less, another branch comes closer: either is
     walked out to the frames beside it."""
-    probes = []
+    probes, give_up = [], []
     for first, last in _runs(~frames.met[order]):
-        probes += [*range(first, last, PROBE_EVERY), last]
+        stretch = [*range(first, last, PROBE_EVERY), last]
+        probes += stretch
+        give_up += [len(stretch) >= LONG_STRETCH_PROBES] * len(stretch)
     if not probes:
         return
     positions = np.array(probes, dtype=np.intp)
@@ -533,6 +538,7 @@ def _probe_misses(frames: _Frames, order: Rows) -> None:
         frames.rotations[probed],
         settings=frames.settings,
         switch_gain=SWITCH_GAIN * frames.chain.reach,
+        give_up=np.array(give_up, dtype=bool),
     )
     np.add.at(frames.iterations, probed, result.iterations)
     np.add.at(frames.restarts, probed, result.restarts)

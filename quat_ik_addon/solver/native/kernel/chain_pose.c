@@ -27,7 +27,11 @@ void qik_forward_kinematics(const qik_chain *chain, const double *q, qik_pose *p
     qik_copy3(head, chain->rest_offsets);
     for (int32_t i = 0; i < chain->n_bones; i++) {
         double *pre = pose->pre_rotations + 4 * i, *posed = pose->rotations + 4 * i;
-        qik_mul(frame, chain->rest_rotations + 4 * i, pre);
+        const double *rest = chain->rest_rotations + 4 * i;
+        if (rest[0] == 1.0 && rest[1] == 0.0 && rest[2] == 0.0 && rest[3] == 0.0)
+            qik_copy4(pre, frame); /* the product with the identity, but for the signs of zeros */
+        else
+            qik_mul(frame, rest, pre);
         qik_mul(pre, q + 4 * i, posed);
         qik_copy3(pose->heads + 3 * i, head);
         double step[3];

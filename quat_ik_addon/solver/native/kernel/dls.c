@@ -11,9 +11,14 @@
 #define MAX_ROWS 6         /* goal rows: 3 for the position, 3 more for an orientation or direction */
 #define SLOTS 2            /* pressed axes per joint (limit_contacts.SLOTS) */
 
+/* Every loop over the goal rows below runs with m a constant (3 or 6): ROWS_INLINE bodies are
+ * inlined into one copy per row count, which the compiler unrolls. The operations and their
+ * order are the loops' own, so the answers are the same to the bit. */
+#define ROWS_INLINE static inline __attribute__((always_inline))
+
 /* Solve the m × m system a·x = b by Gaussian elimination with partial pivoting (as LAPACK's
  * gesv, which numpy.linalg.solve calls). ``a`` and ``b`` are overwritten; x is left in b. */
-static void solve_small(int m, double a[MAX_ROWS][MAX_ROWS], double b[MAX_ROWS])
+ROWS_INLINE void solve_small(int m, double a[MAX_ROWS][MAX_ROWS], double b[MAX_ROWS])
 {
     for (int c = 0; c < m; c++) {
         int pivot = c;
@@ -200,10 +205,10 @@ static void allowed_vectors(const linear_model *model, double *vectors)
     }
 }
 
-static void jacobian_times(const linear_model *model, const double *step, double out[MAX_ROWS])
+ROWS_INLINE void jacobian_times_rows(int m, const linear_model *model, const double *step, double out[MAX_ROWS])
 {
     int32_t width = 3 * model->n;
-    for (int r = 0; r < model->m; r++) {
+    for (int r = 0; r < m; r++) {
         double s = 0.0;
         for (int32_t c = 0; c < width; c++)
             s += model->jacobian[r * width + c] * step[c];
@@ -211,28 +216,35 @@ static void jacobian_times(const linear_model *model, const double *step, double
     }
 }
 
-static void jacobian_transpose_times(const linear_model *model, const double y[MAX_ROWS], double *out)
+ROWS_INLINE void jacobian_transpose_times(int m, const linear_model *model, const double y[MAX_ROWS], double *out)
 {
     int32_t width = 3 * model->n;
     for (int32_t c = 0; c < width; c++) {
         double s = 0.0;
-        for (int r = 0; r < model->m; r++)
+        for (int r = 0; r < m; r++)
             s += model->jacobian[r * width + c] * y[r];
         out[c] = s;
     }
 }
 
+static void jacobian_times(const linear_model *model, const double *step, double out[MAX_ROWS])
+{
+    if (model->m == 3)
+        jacobian_times_rows(3, model, step, out);
+    else
+        jacobian_times_rows(MAX_ROWS, model, step, out);
+}
+
 /* dls._linear_step: (J Jᵀ + λ²I) y = e and Jᵀy, plus the pull in J's null space; or a Jᵀe step
  * of Buss's optimal length (Buss 2004, "Introduction to inverse kinematics", §4). */
-static void linear_step(const linear_model *model, double damping, int transpose, const double *pull, double *toward,
-                        double *step)
+ROWS_INLINE void linear_step_rows(int m, const linear_model *model, double damping, int transpose,
+                                  const double *pull, double *toward, double *step)
 {
-    int m = model->m;
     int32_t width = 3 * model->n;
     if (transpose) {
         double moved[MAX_ROWS];
-        jacobian_transpose_times(model, model->residual, step);
-        jacobian_times(model, step, moved);
+        jacobian_transpose_times(m, model, model->residual, step);
+        jacobian_times_rows(m, model, step, moved);
         double along = 0.0, size = 0.0;
         for (int r = 0; r < m; r++) {
             along += model->residual[r] * moved[r];
@@ -244,19 +256,20 @@ static void linear_step(const linear_model *model, double damping, int transpose
         return;
     }
     double normal[MAX_ROWS][MAX_ROWS], system[MAX_ROWS][MAX_ROWS], y[MAX_ROWS];
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++) {
+    for (int i = 0; i < m; i++) /* J Jᵀ is symmetric to the bit: each product is formed either way */
+        for (int j = i; j < m; j++) {
             double s = 0.0;
             for (int32_t c = 0; c < width; c++)
                 s += model->jacobian[i * width + c] * model->jacobian[j * width + c];
             normal[i][j] = s;
+            normal[j][i] = s;
         }
     for (int i = 0; i < m; i++)
         normal[i][i] += damping * damping;
     memcpy(system, normal, sizeof(normal));
     memcpy(y, model->residual, sizeof(y));
     solve_small(m, system, y);
-    jacobian_transpose_times(model, y, step);
+    jacobian_transpose_times(m, model, y, step);
     if (pull == NULL)
         return;
     memcpy(toward, pull, (size_t)width * sizeof(double));
@@ -266,7 +279,7 @@ static void linear_step(const linear_model *model, double damping, int transpose
     memcpy(system, normal, sizeof(normal));
     for (int i = 0; i < m; i++)
         system[i][i] -= damping * damping - floor * floor;
-    jacobian_times(model, toward, seen);
+    jacobian_times_rows(m, model, toward, seen);
     solve_small(m, system, seen);
     for (int32_t c = 0; c < width; c++) {
         double s = 0.0;
@@ -274,6 +287,15 @@ static void linear_step(const linear_model *model, double damping, int transpose
             s += model->jacobian[r * width + c] * seen[r];
         step[c] += toward[c] - s;
     }
+}
+
+static void linear_step(const linear_model *model, double damping, int transpose, const double *pull, double *toward,
+                        double *step)
+{
+    if (model->m == 3)
+        linear_step_rows(3, model, damping, transpose, pull, toward, step);
+    else
+        linear_step_rows(MAX_ROWS, model, damping, transpose, pull, toward, step);
 }
 
 /* _AllowedTurns.let_go: held axes whose multiplier says turning inwards would reduce what the

@@ -51,7 +51,7 @@ static int is_finite4(const double q[4])
 /* numpy's float remainder (npy_divmod): fmod, moved into [0, divisor) for a positive divisor. */
 static double mod_turn(double a)
 {
-    double m = fmod(a, TWO_PI);
+    double m = qik_fmod_turn(a);
     if (m != 0.0) {
         if (m < 0.0)
             m += TWO_PI;
@@ -540,14 +540,46 @@ static int ball_inside(const qik_chain *chain, const qik_joint *joint, const dou
     return inside;
 }
 
+/* The windows' part of ball_inside: certainly no swing clamping needed. */
+static int ball_direction_inside(const qik_chain *chain, const qik_joint *joint, const double direction[3])
+{
+    if (joint->window_count == 0)
+        return 1;
+    if (joint->flags & QIK_FAST_PATHS)
+        return reach_early_accept(chain, joint, direction) || reach_contains(chain, joint, direction, 0.0);
+    return reach_contains(chain, joint, direction, 0.0);
+}
+
+/* Whether q's twist (split's, without a twist reference) lies inside the twist range by a
+ * margin, without forming it: twist = 2·atan2(y, w) and atan t <= t for t >= 0, so for w > 0
+ * |twist| <= 2|y|/w; a range around 0 holding ±2|y|/w (less a margin far above atan2's
+ * rounding) holds the twist too, and range_contains would say so. False: not known. */
+static int ball_twist_surely_inside(const qik_joint *joint, const double q[4])
+{
+    if (!ball_has_twist_range(joint))
+        return 1;
+    angle_range range = joint_range(joint);
+    double reach = -range.minimum < range.maximum ? -range.minimum : range.maximum;
+    if (joint->flags & QIK_TWIST_REFERENCE || !(reach > 1e-6) || !(range.maximum < QIK_PI) ||
+        !(range.minimum > -QIK_PI) || !(q[0] > 1e-9))
+        return 0;
+    return 2.0 * fabs(q[2]) < q[0] * reach * (1.0 - 1e-9);
+}
+
 /* BallJoint.clamp: normalise, split, and outside the limit clamp the direction into the
- * windows and the twist into its range, then join (Blow 2002's swing-twist clamp). */
+ * windows and the twist into its range, then join (Blow 2002's swing-twist clamp). A pose
+ * the fast tests above show inside returns before the split's atan2. */
 static void ball_clamp(const qik_chain *chain, const qik_joint *joint, double q[4])
 {
     qik_normalize(q);
     if (joint->window_count == 0 && !ball_has_twist_range(joint))
         return;
     double direction[3];
+    if (ball_twist_surely_inside(joint, q)) {
+        qik_rotate_y_axis(q, direction); /* split's direction, to the bit */
+        if (ball_direction_inside(chain, joint, direction))
+            return;
+    }
     double twist = ball_split(joint, q, direction);
     if (ball_inside(chain, joint, direction, twist))
         return;

@@ -101,10 +101,32 @@ static inline void qik_rotate_y_axis(const double q[4], double out[3])
     out[2] = 2.0 * (y * z + w * x);
 }
 
+/* fmod(x, 2pi) to the bit without the library call for |x| < 4pi, the angles the solver forms
+ * (a wrapped angle's sums and twice an atan2). fmod is exact, and so is x ∓ 2pi there (Sterbenz
+ * 1974: y/2 <= x <= 2y gives x - y exactly); its result takes x's sign, -0 included. */
+static inline double qik_fmod_turn(double x)
+{
+    const double turn = 2.0 * QIK_PI;
+    if (x >= 0.0) {
+        if (x < turn)
+            return x;
+        if (x < 2.0 * turn)
+            return x - turn;
+    } else if (x < 0.0) {
+        if (x > -turn)
+            return x;
+        if (x > -2.0 * turn) {
+            double r = x + turn;
+            return r == 0.0 ? -0.0 : r;
+        }
+    }
+    return fmod(x, turn);
+}
+
 /* quaternion.wrap_angle: into (-pi, pi]. */
 static inline double qik_wrap_angle(double angle)
 {
-    double wrapped = fmod(angle + QIK_PI, 2.0 * QIK_PI);
+    double wrapped = qik_fmod_turn(angle + QIK_PI);
     if (wrapped < 0.0)
         wrapped += 2.0 * QIK_PI; /* numpy's mod takes the divisor's sign */
     wrapped -= QIK_PI;
