@@ -88,17 +88,22 @@ class QUATIK_OT_add_pin(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class QUATIK_OT_capture_pin(bpy.types.Operator):
-    """Hold the selected pin's bone where it is now instead (its location and rotation in the
-    armature's space)"""
+class _ActivePinOperator:
+    """An operator on the pin selected in the panel's list (undoable)."""
 
-    bl_idname = "quat_ik.capture_pin"
-    bl_label = "Capture Pin (Quat IK)"
     bl_options = {"REGISTER", "UNDO"}
 
     @classmethod
     def poll(cls, context):
         return _active_pin(cls, context) is not None
+
+
+class QUATIK_OT_capture_pin(_ActivePinOperator, bpy.types.Operator):
+    """Hold the selected pin's bone where it is now instead (its location and rotation in the
+    armature's space)"""
+
+    bl_idname = "quat_ik.capture_pin"
+    bl_label = "Capture Pin (Quat IK)"
 
     def execute(self, context):
         ob = context.object
@@ -113,16 +118,11 @@ class QUATIK_OT_capture_pin(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class QUATIK_OT_remove_pin(bpy.types.Operator):
+class QUATIK_OT_remove_pin(_ActivePinOperator, bpy.types.Operator):
     """Remove the selected pin: its bone is no longer held"""
 
     bl_idname = "quat_ik.remove_pin"
     bl_label = "Remove Pin (Quat IK)"
-    bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        return _active_pin(cls, context) is not None
 
     def execute(self, context):
         ob = context.object
