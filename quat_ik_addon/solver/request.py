@@ -151,6 +151,17 @@ def _tracking(settings: SolveSettings) -> SolveSettings:
     return tracking_a_miss(settings)
 
 
+def without_restarts(options: SolveOptions) -> SolveOptions:
+    """``options`` whose solves run their full iterations but no round of restarts: for a goal
+    missed the update before while the inputs keep moving (the rest finishes it in full)."""
+    return replace(options, settings=_without_restarts(options.settings))
+
+
+@functools.lru_cache(maxsize=64)
+def _without_restarts(settings: SolveSettings) -> SolveSettings:
+    return settings if settings.restarts == 0 else replace(settings, restarts=0)
+
+
 def within(options: SolveOptions, seconds: float) -> SolveOptions:
     """``options`` whose solves spend at most ``seconds`` on restarts (``SolveSettings.time_limit``;
     a tighter limit of their own stands)."""

@@ -155,6 +155,11 @@ def _restart(
         rotations[unmet[take]] = trial[chosen[take]]
         iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
         restarts[unmet] += 1
+        # The next round's errors: the candidates taken were measured as they were solved.
+        position_error, orientation_error = position_error.copy(), orientation_error.copy()
+        position_error[unmet[take]] = trial_position[chosen[take]]
+        orientation_error[unmet[take]] = trial_orientation[chosen[take]]
+        measured = (position_error, orientation_error, None)
     return restarts
 
 

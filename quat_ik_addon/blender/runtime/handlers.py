@@ -279,6 +279,7 @@ def on_load_post(*_args) -> None:
     session.seen_in_collections.clear()
     session.own_poses.clear()  # (undo keeps them: a bone still holding what was written checks itself)
     session.full_solve_seconds.clear()
+    session.missed_while_moving.clear()
     bone_renames.remember_all()
     _run_guarded(bpy.context.scene, "Recording chains", tip_records.write_all)
     solve_cache = sys.modules.get(f"{_BLENDER_PACKAGE}.solving.cache")  # imported once something solved

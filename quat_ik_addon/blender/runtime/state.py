@@ -69,6 +69,11 @@ class SessionState:
     a Live chain since it or its settings changed: written and read by
     ``solving.current_frame`` (``solves_lightly``); loading a file forgets it."""
 
+    missed_while_moving: set = field(default_factory=set)
+    """(armature, chain name) of Live chains whose last solve, while their inputs moved, left
+    them short of their goals: the next such update runs no restarts (the rest finishes it):
+    written and read by ``solving.current_frame``; loading a file forgets it."""
+
     own_poses: dict = field(default_factory=dict)
     """(armature object, bone) -> (own pose wxyz, written wxyz): what a chain with Influence
     below 1 wrote and the bone's own pose it blended from: written and read by ``rig.own_pose``."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...solver.request import SolveOptions, tracking, within
+from ...solver.request import SolveOptions, tracking, within, without_restarts
 from ...solver.solver_path import describe as describe_solver_path
 from ...solver.solver_path import solves_natively
 from .. import compat
@@ -53,7 +53,9 @@ class Effort(enum.Enum):
     # While its inputs keep moving (Live posing in the UI): on the native kernel the chain's own
     # settings too, restarts and all, starting none after ``MOVING_TIME_LIMIT``; a chain whose
     # full solves take longer than ``HEAVY_WHILE_MOVING`` (a long chain at a goal it cannot
-    # reach: 140 ms for the 30-bone sample rig) solves as on numpy. On numpy a few
+    # reach: 140 ms for the 30-bone sample rig) solves as on numpy, and one whose update
+    # before, moving too, missed runs its full iterations but no restarts
+    # (``session.missed_while_moving``). On numpy a few
     # iterations and no restarts, as a baked sequence tracks a miss: there a round of restarts
     # costs up to ~100 ms and a miss's full iterations ~35 ms, a visible stutter while the
     # target is dragged. The handlers finish what was solved lightly, or ran out of time, with
@@ -106,12 +108,17 @@ def _read(ob, chain, depsgraph, *, warm_start: bool, sequence: bool, effort: Eff
     light, measured_as = False, None
     if warm_start:
         light = solves_lightly(ob, chain, rig, options, effort)
-        if not light:
-            measured_as = _measured_as(rig, options)
         if light:
             options = tracking(options)
-        elif effort is Effort.MOVING:
-            options = within(options, MOVING_TIME_LIMIT)
+        elif effort is Effort.MOVING and _full_solve_key(ob, chain) in session.missed_while_moving:
+            # Its update before, while the inputs moved too, missed: most likely a goal out of
+            # reach being dragged on, where a round of restarts (random starts in narrow
+            # windows) finds nothing new. Solved without them; the rest finishes it in full.
+            options, light = without_restarts(options), True
+        else:
+            measured_as = _measured_as(rig, options)
+            if effort is Effort.MOVING:
+                options = within(options, MOVING_TIME_LIMIT)
     if chain.time_limit > 0.0:  # the chain's own limit (a tighter one above stands)
         options = within(options, float(chain.time_limit))
     inputs = reader.read_frame_inputs(rig, depsgraph)
@@ -148,6 +155,16 @@ def _remember_full_solve(ob, chain, measured_as: tuple, seconds: float) -> None:
     session.full_solve_seconds[key] = (measured_as, seconds)
 
 
+def _remember_miss_while_moving(ob, chain, effort: Effort, outcome) -> None:
+    """Note whether a warm solve while the inputs moved missed (``session.missed_while_moving``);
+    any other solve of the chain forgets it."""
+    key = _full_solve_key(ob, chain)
+    if effort is Effort.MOVING and not np.all(outcome.converged):
+        session.missed_while_moving.add(key)
+    else:
+        session.missed_while_moving.discard(key)
+
+
 def solve_current_frame(
     ob, chains, depsgraph, *, warm_start, write: bool = True, record: bool = True, effort: Effort = Effort.FULL
 ) -> list[ChainReport]:
@@ -178,6 +195,8 @@ def solve_current_frame(
                     changed |= pose_writer.write_stretch(solution.rig, solution.stretch[0])
                 if read.job.own_rotations is not None:
                     own_pose.remember(solution.rig, read.job.own_rotations[0])
+            if read.job.warm_start:
+                _remember_miss_while_moving(ob, chain, effort, solution.outcome)
             if read.measured_as is not None:
                 _remember_full_solve(ob, chain, read.measured_as, solution.seconds)
                 # Cut short while moving: finished at rest, as a light solve is.

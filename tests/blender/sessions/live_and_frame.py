@@ -171,6 +171,19 @@ with checks.step("on the kernel a Live update solves in full while its inputs mo
         handlers.run_resting(now=time.monotonic() + 1.0) is None and runtime.stats["resting_solves"] == 0,
         dict(runtime.stats),
     )
+    far.location.x += 0.05  # dragged on, still out of reach
+    update()
+    checks.check(
+        "dragged on after a miss, the update runs no restarts and leaves its full solve for the rest ...",
+        limited_chain.status_restarts == 0 and limited.name_full in runtime.resting_due,
+        (limited_chain.status_restarts, list(runtime.resting_due)),
+    )
+    handlers.run_resting(now=time.monotonic() + 1.0)
+    checks.check(
+        "... which runs its restarts once the inputs rest",
+        runtime.stats["resting_solves"] == 1 and limited_chain.status_restarts > 0,
+        (limited_chain.status_restarts, dict(runtime.stats)),
+    )
     for x in (0.9, 0.7, 0.6, 0.5):  # dragged back within the cones' reach
         far.location = (x, 0.0, 2.95)
         update()
