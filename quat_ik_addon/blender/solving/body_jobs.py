@@ -1,7 +1,7 @@
 """Chains solved together as one body: every goal and pin at once (issue 36).
 
-Chains that share bones, or that hold a pinned bone, form a body when the armature's *Solve
-Shared Bones Together* is on (``group_jobs``). The body is the chains merged by bone name
+Chains that share bones form a body when the armature's *Solve Shared Bones Together* is on
+(``group_jobs``); a chain alone that holds a pinned or stretchy bone is solved as a body too. The body is the chains merged by bone name
 (``solver.body.Body.from_chains``), in ONE root frame: the pose frame of the bone its root
 chains hang from (they must all hang from the same bone, or all from none); a chain whose
 first bone hangs from another chain's bone is attached there. Each chain's target (and
