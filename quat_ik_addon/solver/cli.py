@@ -30,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .body import Body, Effector, Goal, Pin, Stretch
-from .body.request import DEFAULT_BODY_SETTINGS, BodyOptions, BodyRequest, solve_body_request
+from .body import Effector, Goal, Pin, Stretch
+from .body.request import BodyOptions, BodyRequest, solve_body_request
+from .body.settings import BODY_TOP_RESTARTS_MAX, body_settings_from
 from .chain import Chain
 from .defaults import DEFAULT_SETTINGS, ORIENTATION_WEIGHT
 from .goals import Goals
@@ -177,12 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument(
         "--cyclic", action="store_true", help="with --sequence: the frames loop, the last leads into the first"
     )
-    solve.add_argument(
-        "--kernel",
-        choices=KERNELS,
-        default=DEFAULT_SETTINGS.kernel,
-        help="auto: the native kernel where it loads (default); numpy: the numpy reference, same answers, slower",
-    )
+    _add_kernel(solve)
     solve.set_defaults(run=run, reached="converged", unit="targets")
     _add_body_command(commands)
     return parser
@@ -199,6 +195,15 @@ def _add_iterations(command: argparse.ArgumentParser, max_iterations: int, resta
         "--restarts", type=int, default=restarts, help=f"restart rounds for {stuck} (default {restarts})"
     )
     command.add_argument("--max-iterations", type=int, default=max_iterations)
+
+
+def _add_kernel(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--kernel",
+        choices=KERNELS,
+        default=DEFAULT_SETTINGS.kernel,
+        help="auto: the native kernel where it loads (default); numpy: the numpy reference, same answers, slower",
+    )
 
 
 def _add_time_limit(command: argparse.ArgumentParser, improving: str) -> None:
@@ -222,22 +227,22 @@ def _add_body_command(commands) -> None:
     )
     _add_files(body, "goals per chain, pins and stretch: .json (docs/headless.md)")
     body.add_argument("--chains", help="the chains that make the body, comma-separated (default: every chain)")
-    defaults = DEFAULT_BODY_SETTINGS
-    _add_iterations(body, defaults.max_iterations, defaults.restarts, "frames with any goal unmet")
-    body.add_argument(
-        "--top-restarts",
-        type=int,
-        default=defaults.top_restarts,
-        help=f"restart rounds in all for frames whose pins or highest-priority goals are unmet "
-        f"(default {defaults.top_restarts})",
+    defaults = DEFAULT_SETTINGS  # the panel's chain settings, which a body solves with (body_settings_from)
+    _add_iterations(
+        body,
+        defaults.max_iterations,
+        defaults.restarts,
+        f"frames whose pins or highest-priority goals are unmet, at most {BODY_TOP_RESTARTS_MAX}, and one for lower "
+        "goals unmet",
     )
     body.add_argument(
         "--tolerance",
         type=float,
-        default=0.0,
-        help=f"position tolerance in the rig's units (default 0: {defaults.relative_tolerance:g} × the body's size); "
-        "a rotation counts within tolerance / size radians",
+        default=defaults.tolerance,
+        help=f"position tolerance in the rig's units (default {defaults.tolerance:g}); a rotation counts within "
+        "tolerance / size radians",
     )
+    _add_kernel(body)
     _add_time_limit(body, "restarts, a sequence's repairs of jumps")
     _add_sequence(body)
     body.set_defaults(run=run_body, reached="met", unit="frames")
@@ -416,19 +421,19 @@ def _body_targets(path: Path, chains: dict[str, Chain]) -> tuple[dict[str, Goal]
     return goals, pins, stretch
 
 
-def body_options(args: argparse.Namespace, body: Body) -> BodyOptions:
-    """``solve-body``'s flags as ``BodyOptions`` (ValueError for a bad value)."""
+def body_options(args: argparse.Namespace) -> BodyOptions:
+    """``solve-body``'s flags as ``BodyOptions``: the chain settings they name, made body settings
+    as the panel makes them (ValueError for a bad value)."""
     if not (math.isfinite(args.tolerance) and args.tolerance >= 0):
         raise ValueError(f"--tolerance must be a number >= 0, not {args.tolerance}")
-    settings = replace(
-        DEFAULT_BODY_SETTINGS,
+    chain_settings = replace(
+        DEFAULT_SETTINGS,
         max_iterations=args.max_iterations,
         restarts=args.restarts,
-        top_restarts=args.top_restarts,
+        tolerance=args.tolerance,
+        kernel=args.kernel,
     )
-    if args.tolerance != 0:  # 0: relative to the body's size, as the Python API
-        settings = replace(settings, relative_tolerance=args.tolerance / body.size)
-    return BodyOptions(settings=settings, time_limit=args.time_limit)
+    return BodyOptions(settings=body_settings_from(chain_settings), time_limit=args.time_limit)
 
 
 def run_body(args: argparse.Namespace) -> dict:
@@ -447,7 +452,7 @@ def run_body(args: argparse.Namespace) -> dict:
     goals, pins, stretch = _body_targets(args.targets, chains)
     try:
         body = body_from_rig_spec(rig, chain_names, stretch)
-        options = body_options(args, body)
+        options = body_options(args)
         result = solve_body_request(body, BodyRequest(list(goals.values()), pins, shot=args.sequence), options)
     except ValueError as error:
         raise InputError(str(error)) from None

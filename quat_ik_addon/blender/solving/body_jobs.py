@@ -22,7 +22,7 @@ import numpy as np
 from ...solver import quaternion as quat
 from ...solver.body import Body, Effector, Goal, Pin
 from ...solver.body.request import BodyOptions, BodyRequest
-from ...solver.body.settings import BodySettings
+from ...solver.body.settings import body_settings_from
 from ...solver.defaults import ORIENTATION_WEIGHT
 from ...solver.settings import SolveResult
 from ...solver.shots.pose_curves import blend
@@ -228,18 +228,9 @@ def solve_body_jobs(
         for anchor in (job.rig.target_anchor, job.rig.orientation_anchor)
         if anchor is not None
     )
-    settings = jobs[0].options.settings
+    settings = jobs[0].options.settings  # the body's first chain's, as the command line's flags
     options = BodyOptions(
-        settings=BodySettings(
-            max_iterations=max(int(settings.max_iterations), 1),
-            relative_tolerance=max(float(settings.tolerance), 1e-9 * body.size) / body.size,
-            # Live (warm) takes no restart round for lower levels out of reach: it costs ~230
-            # iterations, and a random pose it found would make the body jump while dragged.
-            restarts=1 if settings.restarts > 0 and not jobs[0].warm_start else 0,
-            top_restarts=min(int(settings.restarts), 3),
-            kernel=settings.kernel,  # the chains' switch (the preference, QUAT_IK_NATIVE)
-        ),
-        time_limit=settings.time_limit,
+        settings=body_settings_from(settings, warm=jobs[0].warm_start), time_limit=settings.time_limit
     )
     start, positions = _start(body, jobs), None
     for _round in range(1 + (SELF_HELD_ROUNDS if held_inside else 0)):

@@ -208,7 +208,7 @@ def iterate(
     history = np.full((count, window), np.inf)
     since = np.zeros(count, dtype=np.int64)
     # An excess this small a gain is rounding at the body's size.
-    noticeable = (settings.relative_tolerance * size) ** 2
+    noticeable = settings.distance_tolerance(size) ** 2
     # The excess below which a level is done: rounding for the goals' levels (their tolerances are
     # already taken off); for stretch back to rest, lengths within the tolerance of rest.
     met_below = np.full(levels, floor)

@@ -28,19 +28,22 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import interrupt
 from .. import quaternion as quat
+from ..defaults import DEFAULT_SETTINGS
 from ..solve import pose_distance
 from ..time_budget import spending, spent
 from .goals import Goal, Pin, Tasks, lay_out
 from .iterate import FLOOR
 from .ranking import better_than, level_excess
-from .settings import BodyResult, BodySettings
+from .settings import BodyResult, BodySettings, body_settings_from
 from .skeleton import Body
 from .solve import measure_body, solve_body
 
 Array = NDArray[np.float64]
 Rows = NDArray[np.intp]
 
-DEFAULT_BODY_SETTINGS = BodySettings()  # what every body front end solves with unless told
+# What every body front end solves with unless told: the chains' defaults (the panel's, the
+# command line's flags) made body settings, as the panel makes its chains' settings.
+DEFAULT_BODY_SETTINGS = body_settings_from(DEFAULT_SETTINGS)
 # A shot's frame is a branch flip candidate where a joint turns more than JUMP_RATIO × what its
 # goals' motion needs (the smooth-shot criterion: at most twice a witness's motion), and never
 # below JUMP_FLOOR radians (a redundant body's answers drift that much without a flip).

@@ -9,13 +9,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..entry_checks import whole_number
-from ..settings import KERNELS
+from ..settings import KERNELS, SolveSettings
 
 
 @dataclass(frozen=True)
 class BodySettings:
-    """``relative_tolerance`` × the body's size is the distance counted as reached (angles: that
-    distance over the size, unless ``orientation_tolerance`` radians is given). While the lower
+    """``tolerance`` (the rig's units; when None, ``relative_tolerance`` × the body's size) is the
+    distance counted as reached (angles: that distance over the size, unless
+    ``orientation_tolerance`` radians is given). While the lower
     levels move, a met level may drift to ``working_tolerance`` × size; ``polish_iterations``
     then bring it back within the tolerance. ``damping`` is λ's start, × size (a polish's: 1% of
     it); a level settles (is held as close as it gets) once its last ``stall_iterations`` steps
@@ -30,6 +31,7 @@ class BodySettings:
 
     max_iterations: int = 100
     polish_iterations: int = 30
+    tolerance: float | None = None
     relative_tolerance: float = 1e-6
     orientation_tolerance: float | None = None
     working_tolerance: float = 1e-3
@@ -61,6 +63,10 @@ class BodySettings:
             value = getattr(self, name)
             if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0.0):
                 raise ValueError(f"{name} must be a finite number > 0, not {value!r}")
+        if self.tolerance is not None and not (
+            isinstance(self.tolerance, numbers.Real) and np.isfinite(self.tolerance) and self.tolerance >= 0.0
+        ):
+            raise ValueError(f"tolerance must be a finite number >= 0, not {self.tolerance!r}")
         if self.orientation_tolerance is not None and not (
             np.isfinite(self.orientation_tolerance) and self.orientation_tolerance > 0.0
         ):
@@ -75,8 +81,15 @@ class BodySettings:
 
     def tolerances(self, size: float) -> tuple[float, float]:
         """(distance, angle) counted as met for a body of ``size``."""
-        angle = self.relative_tolerance if self.orientation_tolerance is None else self.orientation_tolerance
-        return self.relative_tolerance * size, angle
+        distance = self.distance_tolerance(size)
+        angle = distance / size if self.orientation_tolerance is None else self.orientation_tolerance
+        return distance, angle
+
+    def distance_tolerance(self, size: float) -> float:
+        """The distance counted as met; a tolerance of 0 is taken as rounding at the body's size."""
+        if self.tolerance is None:
+            return self.relative_tolerance * size
+        return max(float(self.tolerance), 1e-9 * size)
 
     def working_tolerances(self, size: float) -> tuple[float, float]:
         """(distance, angle) a met level may drift to while lower levels move."""
@@ -108,3 +121,26 @@ class BodyResult:
     def all_met(self) -> NDArray[np.bool_]:
         """(N,) every pin held and every goal met."""
         return self.pins_held & np.all(self.level_met, axis=1)
+
+
+# A body's share of a chain's restart rounds: each body round tries ``restart_candidates`` poses
+# over the whole body, so a few rounds search as far as a chain's many.
+BODY_TOP_RESTARTS_MAX = 3
+
+
+def body_settings_from(settings: SolveSettings, *, warm: bool = False) -> BodySettings:
+    """The body settings every front end solves a body with, from the chain settings it was given
+    (the panel's first chain of the body, the command line's flags, ``DEFAULT_SETTINGS``): the same
+    iterations, tolerance and switch of kernel; the chain's restarts become the rounds for pins and
+    top goals left unmet (at most ``BODY_TOP_RESTARTS_MAX``) and one round for lower goals, which a
+    warm solve (Live) skips: it costs ~230 iterations, and a random pose it found would make the
+    body jump while dragged."""
+    restarts = int(settings.restarts)
+    return BodySettings(
+        max_iterations=max(int(settings.max_iterations), 1),
+        tolerance=settings.tolerance,
+        relative_tolerance=settings.relative_tolerance,
+        restarts=1 if restarts > 0 and not warm else 0,
+        top_restarts=min(restarts, BODY_TOP_RESTARTS_MAX),
+        kernel=settings.kernel,
+    )

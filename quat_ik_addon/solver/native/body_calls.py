@@ -156,7 +156,7 @@ def _settings_struct(
         use_stretch=int(use_stretch),
         damping=settings.damping * size,
         stall_ratio=settings.stall_ratio,
-        noticeable=(settings.relative_tolerance * size) ** 2,
+        noticeable=tolerance**2,
         creep=creep,
         working_tolerance=working,
         working_angle_tolerance=working_angle,

@@ -7,6 +7,7 @@ import re
 import shlex
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +16,10 @@ import pytest
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.body import Effector, Goal, Pin
 from quat_ik_addon.solver.body.request import BodyOptions, BodyRequest, solve_body_request
+from quat_ik_addon.solver.body.settings import BODY_TOP_RESTARTS_MAX, BodySettings, body_settings_from
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.cli import _body_targets, _parser, body_options, main
+from quat_ik_addon.solver.defaults import DEFAULT_SETTINGS
 from quat_ik_addon.solver.rig.rest_pose import spec_rest_matrices
 from quat_ik_addon.solver.rig.spec import load_rig_spec
 from quat_ik_addon.solver.rig.spec_body import body_from_rig_spec
@@ -148,8 +151,10 @@ def test_the_command_line_answers_as_solve_body_request(tmp_path, torso, rng, sh
 
 def test_the_command_line_s_defaults_are_the_python_api_s(tmp_path, torso, rng):
     args = _parser().parse_args(["solve-body", str(torso), "--targets", "body.json"])
-    body = body_from_rig_spec(load_rig_spec(torso), ["spine", "arm.L", "arm.R", "lower_arm.L"][:3])
-    assert body_options(args, body) == BodyOptions()
+    assert body_options(args) == BodyOptions()
+    # ... and the panel's: its first chain's settings (DEFAULT_SETTINGS by default), made body settings.
+    assert BodyOptions().settings == body_settings_from(DEFAULT_SETTINGS)
+    assert BodyOptions().settings.tolerance == DEFAULT_SETTINGS.tolerance
     assert args.sequence == BodyRequest([Goal("hand.L", position=[0, 1, 0])]).shot
     (tmp_path / "plain.json").write_text(json.dumps({"goals": {"arm.L": {"positions": [[0.5, 0.0, 1.3]]}}}))
     chains = {"arm.L": Chain.from_rig_spec(load_rig_spec(torso), "arm.L")}
@@ -161,6 +166,32 @@ def test_the_command_line_s_defaults_are_the_python_api_s(tmp_path, torso, rng):
         default.level,
     )
     assert pins == [] and stretch == {}
+
+
+def test_the_command_line_s_flags_are_the_panel_s_chain_settings(torso):
+    flags = ["--max-iterations", "20", "--restarts", "7", "--tolerance", "0.01", "--kernel", "numpy"]
+    args = _parser().parse_args(["solve-body", str(torso), "--targets", "body.json", *flags])
+    chain_settings = replace(DEFAULT_SETTINGS, max_iterations=20, restarts=7, tolerance=0.01, kernel="numpy")
+    settings = body_options(args).settings
+    assert settings == body_settings_from(chain_settings)
+    assert (settings.max_iterations, settings.tolerance, settings.kernel) == (20, 0.01, "numpy")
+    assert (settings.restarts, settings.top_restarts) == (1, BODY_TOP_RESTARTS_MAX)
+
+
+def test_a_warm_body_solve_takes_no_restart_round_for_lower_goals():
+    cold, warm = body_settings_from(DEFAULT_SETTINGS), body_settings_from(DEFAULT_SETTINGS, warm=True)
+    assert (cold.restarts, warm.restarts) == (1, 0)
+    assert warm.top_restarts == cold.top_restarts == min(DEFAULT_SETTINGS.restarts, BODY_TOP_RESTARTS_MAX)
+    never = body_settings_from(replace(DEFAULT_SETTINGS, restarts=0))
+    assert (never.restarts, never.top_restarts) == (0, 0)
+
+
+def test_a_body_tolerance_in_units_or_relative_to_its_size():
+    assert BodySettings(tolerance=0.01).tolerances(2.0) == (0.01, 0.005)
+    assert BodySettings(relative_tolerance=1e-3).tolerances(2.0) == (2e-3, 1e-3)
+    assert BodySettings(tolerance=0.0).distance_tolerance(2.0) == 2e-9  # 0: rounding at the body's size
+    with pytest.raises(ValueError, match="tolerance must be a finite number >= 0"):
+        BodySettings(tolerance=-1.0)
 
 
 def test_every_chain_of_the_spec_makes_the_body_by_default_and_stretch_is_read(tmp_path, capsys):

@@ -336,7 +336,7 @@ typedef struct {
     int32_t reserved;
     double damping;            /* lambda's start, absolute (settings.damping * size) */
     double stall_ratio;
-    double noticeable;         /* (relative_tolerance * size)^2: a gain this small is rounding */
+    double noticeable;         /* distance tolerance^2: a gain this small is rounding */
     double creep;              /* step_accepted's creep for levels that have not settled */
     double working_tolerance;  /* settings.working_tolerances(size) */
     double working_angle_tolerance;
