@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .body import Effector, Goal, Pin, Stretch
+from .body.poles import BodyPole, chain_pole
 from .body.request import BodyOptions, BodyRequest, solve_body_request
 from .body.settings import BODY_TOP_RESTARTS_MAX, body_settings_from
 from .chain import Chain
@@ -327,7 +328,18 @@ def run(args: argparse.Namespace) -> dict:
 
 
 BODY_KEYS = ("goals", "pins", "stretch")
-GOAL_KEYS = ("positions", "orientations", "directions", "position_weight", "orientation_weight", "level", "frames")
+GOAL_KEYS = (
+    "positions",
+    "orientations",
+    "directions",
+    "position_weight",
+    "orientation_weight",
+    "level",
+    "frames",
+    "poles",
+    "pole_angle",
+    "pole_facing",
+)
 PIN_KEYS = ("bone", "position", "rotation", "frames")
 STRETCH_KEYS = ("minimum", "maximum", "stiffness")
 
@@ -374,9 +386,11 @@ def _within_frames(targets: list[np.ndarray | None], frames: object, count: int,
     return out
 
 
-def _body_targets(path: Path, chains: dict[str, Chain]) -> tuple[dict[str, Goal], list[Pin], dict[str, Stretch]]:
-    """Goals (one per chain named in the file, at its effector), pins and stretch from a body
-    targets file (docs/headless.md)."""
+def _body_targets(
+    path: Path, chains: dict[str, Chain]
+) -> tuple[dict[str, Goal], list[Pin], dict[str, Stretch], list[BodyPole]]:
+    """Goals (one per chain named in the file, at its effector), pins, stretch and the chains'
+    poles from a body targets file (docs/headless.md)."""
     data = _object(_read_json(path), BODY_KEYS, f"{path}")
     try:
         goal_data = _object(data.get("goals", {}), tuple(chains), f"{path}: 'goals' (by chain of --chains)")
@@ -393,7 +407,7 @@ def _body_targets(path: Path, chains: dict[str, Chain]) -> tuple[dict[str, Goal]
         goals_read = {
             name: (
                 _object(entry, GOAL_KEYS, f"{path}: goal of {name!r}"),
-                [_rows_or_none(entry, key) for key in ("positions", "orientations", "directions")],
+                [_rows_or_none(entry, key) for key in ("positions", "orientations", "directions", "poles")],
             )
             for name, entry in goal_data.items()
         }
@@ -405,20 +419,36 @@ def _body_targets(path: Path, chains: dict[str, Chain]) -> tuple[dict[str, Goal]
             pins_read.append((entry, [_rows_or_none(entry, key) for key in ("position", "rotation")]))
         lists = [t for _, ts in (*goals_read.values(), *pins_read) for t in ts if t is not None and t.ndim == 2]
         count = max((len(t) for t in lists), default=1)
-        goals = {}
+        goals, poles = {}, []
         for name, (entry, targets) in goals_read.items():
-            position, orientation, direction = _within_frames(
+            position, orientation, direction, pole_positions = _within_frames(
                 targets, entry.get("frames"), count, f"{path}: goal of {name!r}"
             )
             weights = {key: entry[key] for key in ("position_weight", "orientation_weight", "level") if key in entry}
             goals[name] = Goal(Effector.of_chain(chains[name]), position, orientation, direction, **weights)
+            if pole_positions is not None:
+                poles.append(_chain_pole(path, name, chains, entry, pole_positions))
         pins = []
         for k, (entry, targets) in enumerate(pins_read):
             position, rotation = _within_frames(targets, entry.get("frames"), count, f"{path}: pin {k}")
             pins.append(Pin(entry["bone"], position, rotation))
     except (TypeError, ValueError, OverflowError) as error:
         raise InputError(f"{path}: {error}") from None
-    return goals, pins, stretch
+    return goals, pins, stretch, poles
+
+
+def _chain_pole(path: Path, name: str, chains: dict[str, Chain], entry: dict, positions: np.ndarray) -> BodyPole:
+    """The pole of chain ``name`` in the body (``body.poles.chain_pole``); the angle in degrees."""
+    facing = entry.get("pole_facing", SolveOptions.pole_facing)
+    others = [chain.bone_names for other, chain in chains.items() if other != name]
+    angle = np.radians(np.asarray(entry.get("pole_angle", 0.0), dtype=float))
+    pole = chain_pole(chains[name].bone_names, others, positions, angle, facing)
+    if pole is None:
+        raise InputError(
+            f"{path}: the pole of {name!r} has no bones of its own to turn: the chain shares all but "
+            f"{'none' if facing == 'root_x' else 'its last'} of its bones with the other chains"
+        )
+    return pole
 
 
 def body_options(args: argparse.Namespace) -> BodyOptions:
@@ -449,11 +479,12 @@ def run_body(args: argparse.Namespace) -> dict:
         chains = {name: Chain.from_rig_spec(rig, name) for name in chain_names}
     except ValueError as error:
         raise InputError(f"--chains: {error}") from None
-    goals, pins, stretch = _body_targets(args.targets, chains)
+    goals, pins, stretch, poles = _body_targets(args.targets, chains)
     try:
         body = body_from_rig_spec(rig, chain_names, stretch)
         options = body_options(args)
-        result = solve_body_request(body, BodyRequest(list(goals.values()), pins, shot=args.sequence), options)
+        request = BodyRequest(list(goals.values()), pins, shot=args.sequence, poles=poles)
+        result = solve_body_request(body, request, options)
     except ValueError as error:
         raise InputError(str(error)) from None
     return {

@@ -108,3 +108,24 @@ def test_solve_cache_answers_remembered_solves_as_solved_and_keeps_to_its_byte_b
     assert dict(solve_cache.stats) == {"hits": 1, "misses": 1}
     solve_cache.clear()
     assert solve_cache.held_bytes() == 0
+
+
+def test_a_body_s_remembered_solve_is_keyed_by_its_poles_too() -> None:
+    """A Per Frame body whose pole moved, turned or switched facing is another solve."""
+    from quat_ik_addon.blender.solving.cache import body_request_key
+    from quat_ik_addon.solver.body import Goal
+    from quat_ik_addon.solver.body.poles import BodyPole
+    from quat_ik_addon.solver.body.reference_bodies import upper_body
+    from quat_ik_addon.solver.body.request import BodyOptions, BodyRequest
+
+    body, arm = upper_body(), ("upper_arm.L", "forearm.L", "hand.L")
+    goals = [Goal("hand.L", position=[-0.5, 0.6, 0.2])]
+
+    def key(*poles: BodyPole) -> bytes:
+        return body_request_key(body, BodyRequest(goals, poles=poles), BodyOptions())
+
+    plain, keys = key(), {key(BodyPole(arm, [0.0, 0.5, 1.0]))}
+    keys |= {key(BodyPole(arm, [0.0, 0.5, -1.0])), key(BodyPole(arm, [0.0, 0.5, 1.0], angle=0.3))}
+    keys |= {key(BodyPole(arm, [0.0, 0.5, 1.0], facing="root_x")), key(BodyPole(arm[:2], [0.0, 0.5, 1.0]))}
+    assert plain not in keys and len(keys) == 5
+    assert key(BodyPole(arm, [0.0, 0.5, 1.0])) == key(BodyPole(arm, [0.0, 0.5, 1.0]))

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...solver import quaternion as quat
 from ...solver.body import Body, Effector, Goal, Pin
+from ...solver.body.poles import BodyPole, chain_pole
 from ...solver.body.request import BodyOptions, BodyRequest
 from ...solver.body.settings import body_settings_from
 from ...solver.defaults import ORIENTATION_WEIGHT
@@ -237,7 +238,13 @@ def solve_body_jobs(
         goals = _goals(frame, jobs, corrections)
         if not goals and not body_pins:
             raise ChainError("every chain of the body has Influence 0 and no pin holds")
-        request = BodyRequest(goals=goals, pins=body_pins, start=start, shot=bool(jobs[0].sequence))
+        request = BodyRequest(
+            goals=goals,
+            pins=body_pins,
+            start=start,
+            shot=bool(jobs[0].sequence),
+            poles=_poles(frame, jobs, corrections),
+        )
         result = cache.solve_body(body, request, options)
         if record or held_inside:
             _record(frame, jobs, corrections, result)
@@ -299,6 +306,31 @@ def _goals(frame: _BodyFrame, jobs: Sequence[ChainJob], corrections) -> list[Goa
             )
         )
     return goals
+
+
+def _chain_pole(job: ChainJob, jobs: Sequence[ChainJob], position=(0.0, 0.0, 0.0), angle=0.0) -> BodyPole | None:
+    """The job's pole in its body, at ``position`` (root frame); None when it has nothing to turn."""
+    others = [other.rig.bone_names for other in jobs if other is not job]
+    return chain_pole(job.rig.bone_names, others, position, angle, job.options.pole_facing)
+
+
+def _poles(frame: _BodyFrame, jobs: Sequence[ChainJob], corrections) -> list[BodyPole]:
+    """Each chain's pole target (root frame; off where the chain has no Influence), turning the
+    chain below the bones it shares (``solver.body.poles.chain_pole``)."""
+    poles = []
+    for job in jobs:
+        rig, inputs = job.rig, job.inputs
+        if inputs.pole_world is None:
+            continue
+        pole_world = corrections.moved(rig.pole_anchor, inputs.object_world, inputs.pole_world)
+        check_finite(rig, None, None, pole_world, None)
+        positions = np.einsum("fij,fj->fi", frame.to_root, pole_world[:, :, 3])[:, :3]
+        if inputs.influence is not None:
+            positions[inputs.influence <= 0.0] = np.nan
+        pole = _chain_pole(job, jobs, positions, inputs.pole_angle)
+        if pole is not None:
+            poles.append(pole)
+    return poles
 
 
 def _pins(frame: _BodyFrame, pins: Sequence[PinInput], frames) -> tuple[list[Pin], list]:
@@ -380,8 +412,10 @@ def _solutions(frame: _BodyFrame, jobs: Sequence[ChainJob], result) -> list[Chai
             own = inputs.rotations if job.own_rotations is None else job.own_rotations
             outcome = replace(outcome, rotations=blend(own, outcome.rotations, influence))
         stretch = result.stretch[:, rows] if frame.stretchy.intersection(rig.bone_names) else None
-        if rig.pole_object is not None:
-            warning = "its pole target is not used while it is solved with other chains as one body"
+        if rig.pole_object is not None and _chain_pole(job, jobs) is None:
+            warning = (
+                "its pole target is not used: in its body, it has no bones of its own below the shared ones to turn"
+            )
             rig = replace(rig, warnings=(*rig.warnings, warning))
         solutions.append(ChainSolution(rig, outcome, frame.root_world, stretch=stretch, body=names))
     return solutions

@@ -163,6 +163,9 @@ def body_request_key(body: Body, request: BodyRequest, options: BodyOptions):
         weights = (goal.position_weight, goal.orientation_weight, goal.level)
         digest.update(repr(("goal", goal.effector.bone, weights)).encode())
         arrays += [goal.effector.offset, goal.position, goal.orientation, goal.direction, goal.aim_axis]
+    for pole in request.poles:
+        digest.update(repr(("pole", pole.bones, pole.facing)).encode())
+        arrays += [pole.position, pole.angle]
     for array in arrays:
         if array is None:
             digest.update(b"-")

@@ -33,6 +33,7 @@ from ..solve import pose_distance
 from ..time_budget import spending, spent
 from .goals import Goal, Pin, Tasks, lay_out
 from .iterate import FLOOR
+from .poles import BodyPole, PoleRows, check_pole_bones, facing_off, turned_to_poles
 from .ranking import better_than, level_excess
 from .settings import BodyResult, BodySettings, body_settings_from
 from .skeleton import Body
@@ -57,6 +58,13 @@ VISIBLE_GAIN = 1e-3
 PROGRESS_ROWS = 20
 PROGRESS_STEPS = 10
 JUMP_FLOOR = np.radians(1.0)
+# A pole's turn is kept where it faces the poles better by this much (radians, summed over the
+# poles): less is not seen, and a warm solve of an answer then keeps it (``face_poles``).
+POLE_GAIN = np.radians(0.5)
+POLE_ROUNDS = 24
+# A warm solve (Live) takes fewer rounds: while the target is dragged the rest is left to the
+# updates after, so a pole its limits keep away does not hold up every update.
+WARM_POLE_ROUNDS = 4
 # A step this many times faster than the steps beside it is a flip candidate too (a goal's turn
 # shared by several joints in a row needs less of each than the goal turns). Below
 # ``pose_jumps``' 2: a candidate costs one warm solve, a missed flip a visible jump.
@@ -74,7 +82,7 @@ _SIZES = {"position": 3, "orientation": 4, "direction": 3, "rotation": 4}
 @dataclass(frozen=True, eq=False)
 class BodyRequest:
     """What to solve: ``goals`` and ``pins`` whose targets are one row or F rows (root frame),
-    where to start (``start``: (B, 4) for every row or (F, B, 4), None: rest) and whether the F
+    the ``poles`` the bends of chains face (``poles.BodyPole``), where to start (``start``: (B, 4) for every row or (F, B, 4), None: rest) and whether the F
     rows are consecutive frames of one ``shot``. A goal or pin whose targets are all NaN on a row
     is switched off there."""
 
@@ -82,11 +90,13 @@ class BodyRequest:
     pins: Sequence[Pin] = ()
     start: ArrayLike | None = None
     shot: bool = False
+    poles: Sequence[BodyPole] = ()
     frames: int = field(init=False)  # F, the rows solved
     # (F, P + G): whether each pin, then each goal, is active on each row (solve_body's task order)
     active: NDArray[np.bool_] = field(init=False, repr=False, compare=False)
     # per task, per part: the (F, size) targets (NaN where switched off), or None
     _targets: tuple[tuple[Array | None, ...], ...] = field(init=False, repr=False, compare=False)
+    _pole_rows: tuple[PoleRows, ...] = field(init=False, repr=False, compare=False)
     _cut: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -99,6 +109,11 @@ class BodyRequest:
                 raise ValueError(f"{kind} must be {cls.__name__} objects, not {wrong[0]!r}")
         if not isinstance(self.shot, bool):
             raise ValueError(f"shot must be True or False, not {self.shot!r}")
+        poles = tuple(self.poles)
+        wrong = [pole for pole in poles if not isinstance(pole, BodyPole)]
+        if wrong:
+            raise ValueError(f"poles must be BodyPole objects, not {wrong[0]!r}")
+        pole_rows = [_target_rows(pole.position, 3, f"the pole of {pole.bones[0]!r}: position") for pole in poles]
         tasks = [(f"the pin of {p.bone!r}", [(n, getattr(p, n)) for n in _PIN_PARTS]) for p in pins]
         tasks += [
             (f"goal {g} ({goal.effector.bone!r})", [(n, getattr(goal, n)) for n in _GOAL_PARTS])
@@ -110,10 +125,12 @@ class BodyRequest:
         ]
         start = None if self.start is None else _start_rows(self.start)
         counts = {len(a) for task in parts for a in task if a is not None and len(a) != 1}
+        counts |= {len(rows) for rows in pole_rows if len(rows) != 1}
+        counts |= {len(pole.angle) for pole in poles if pole.angle.ndim == 1 and len(pole.angle) != 1}
         if start is not None and start.ndim == 3:
             counts.add(len(start))
         if len(counts) > 1:
-            raise ValueError(f"goals, pins and start give different numbers of rows: {sorted(counts)}")
+            raise ValueError(f"goals, pins, poles and start give different numbers of rows: {sorted(counts)}")
         frames = counts.pop() if counts else 1
         targets, active = [], []
         for (what, _), task in zip(tasks, parts, strict=True):
@@ -130,6 +147,15 @@ class BodyRequest:
         object.__setattr__(self, "frames", frames)
         object.__setattr__(self, "active", np.stack(active, axis=1))
         object.__setattr__(self, "_targets", tuple(targets))
+        object.__setattr__(self, "poles", poles)
+        object.__setattr__(
+            self,
+            "_pole_rows",
+            tuple(
+                (pole, np.broadcast_to(rows, (frames, 3)), np.broadcast_to(pole.angle, (frames,)))
+                for pole, rows in zip(poles, pole_rows, strict=True)
+            ),
+        )
         object.__setattr__(self, "_cut", {})  # ``_tasks_on``'s answers
 
     @cached_property
@@ -271,6 +297,8 @@ def solve_body_request(body: Body, request: BodyRequest, options: BodyOptions | 
         raise ValueError(f"options must be BodyOptions, not {options!r}")
     for task in (*request.pins, *request.goals):
         body.index(task.bone if isinstance(task, Pin) else task.effector.bone)
+    for pole in request.poles:
+        check_pole_bones(body, pole)
     start = _start_for(body, request)
     answer = _Answer(body, request, options.settings, np.arange(request.frames))
     # Restarts from random poses land on random branches: a shot's frames are first solved
@@ -283,6 +311,8 @@ def solve_body_request(body: Body, request: BodyRequest, options: BodyOptions | 
         answer.solve(
             start, restarts=not staged, progress=(lambda done: interrupt.checkpoint(0.8 * done)) if reported else None
         )
+        pole_rounds = POLE_ROUNDS if start is None else WARM_POLE_ROUNDS
+        answer.face_poles(pole_rounds)
         follow = request.shot and options.continuity and request.frames > 1
         if follow:
             answer.follow_flips()
@@ -290,6 +320,7 @@ def solve_body_request(body: Body, request: BodyRequest, options: BodyOptions | 
             interrupt.checkpoint(0.9)
         if staged:
             answer.restart()
+            answer.face_poles(pole_rounds)  # (a restart lands on any branch)
         # Each sweep starts where the one before left its branches: a jump it could not carry
         # away may now be carried (FOLLOW_SWEEPS in all, while a sweep keeps anything).
         for _ in range(FOLLOW_SWEEPS - 1 if follow else 0):
@@ -382,6 +413,36 @@ class _Answer:
                 seed=settings.seed + round_,  # each round other random poses
             )
             self._try(rows, self.rotations[rows], one_round)
+
+    def face_poles(self, rounds: int) -> None:
+        """Rows whose bends do not face their poles, turned to face them (``poles.turned_to_poles``)
+        and solved again from there without restarts, keeping each answer that ranks no worse and
+        faces its poles better by POLE_GAIN at least (as ``pole.solve_facing_poles`` for a chain).
+        Where the limits hold a turn back, the solve after it moves the other joints a little
+        and the next turn goes further: up to ``rounds`` rounds (a cold solve's POLE_ROUNDS leave
+        no visible gain, so a warm solve of its answer keeps it)."""
+        if not self.request.poles:
+            return
+        poles = [
+            tuple(rows[self.rows] if k else rows for k, rows in enumerate(pole)) for pole in self.request._pole_rows
+        ]
+        off = facing_off(self.body, self.rotations, poles)
+        rows = np.nonzero(off > POLE_GAIN)[0]
+        settings = _without_restarts(self.settings)
+        for _round in range(rounds):
+            if rows.size == 0 or spent():
+                return
+            these = [(pole, positions[rows], angles[rows]) for pole, positions, angles in poles]
+            before = off[rows]
+            after = np.empty(len(rows))
+
+            def faces_better(trial: Array, these=these, before=before, after=after) -> NDArray[np.bool_]:
+                after[:] = facing_off(self.body, trial, these)
+                return after < before - POLE_GAIN
+
+            kept = self._try(rows, turned_to_poles(self.body, self.rotations[rows], these), settings, faces_better)
+            off[rows[kept]] = after[kept]
+            rows = rows[kept]
 
     def keep_start_unless_bettered(self, start: Array) -> None:
         """Rows whose answer ranks no better than their start pose keep the start: a warm solve

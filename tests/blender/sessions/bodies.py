@@ -86,6 +86,33 @@ with checks.step("two chains sharing the spine are solved as one body and both r
     checks.check("both chains say they reached", chain_left.status_converged and chain_right.status_converged)
     checks.check("no order warning: the chains see each other", "shares" not in chain_left.status_message.lower())
 
+with checks.step("a pole turns its chain's elbow toward it below the shared spine"):
+    pole = empty("PoleL", (1.0, 0.5, 4.5))
+    chain_left.pole_object = pole
+
+    def elbow_side() -> float:
+        """How far the left elbow stands toward +Z from the shoulder-to-hand line."""
+        bpy.context.view_layer.update()
+        shoulder, elbow = (ob.matrix_world @ ob.pose.bones[name].head for name in ("L1", "L2"))
+        hand = effector_world(ob, "L2")
+        along = (hand - shoulder).normalized()
+        across = (elbow - shoulder) - along * (elbow - shoulder).dot(along)
+        return across.z
+
+    for where, sign in (((1.0, 0.5, 4.5), 1.0), ((1.0, 0.5, 0.5), -1.0)):
+        pole.location = where
+        rest_pose()
+        checks.check("Solve Now finishes", solve() == {"FINISHED"})
+        checks.check(
+            f"the elbow bends toward the pole at z={where[2]}", sign * elbow_side() > 0.1, f"{elbow_side():.3g}"
+        )
+        checks.near("the left hand reaches", miss("L2", left), 0.0, tolerance=TOLERANCE)
+        checks.near("the right hand reaches", miss("R2", right), 0.0, tolerance=TOLERANCE)
+    checks.check(
+        "the pole is used: no warning", "pole" not in chain_left.status_message.lower(), chain_left.status_message
+    )
+    chain_left.pole_object = None
+
 with checks.step("solved one after another the first chain is left short, and says why"):
     ob.quat_ik.use_bodies = False
     rest_pose()

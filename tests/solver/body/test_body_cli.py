@@ -15,6 +15,7 @@ import pytest
 
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.body import Effector, Goal, Pin
+from quat_ik_addon.solver.body.poles import BodyPole
 from quat_ik_addon.solver.body.request import BodyOptions, BodyRequest, solve_body_request
 from quat_ik_addon.solver.body.settings import BODY_TOP_RESTARTS_MAX, BodySettings, body_settings_from
 from quat_ik_addon.solver.chain import Chain
@@ -158,14 +159,14 @@ def test_the_command_line_s_defaults_are_the_python_api_s(tmp_path, torso, rng):
     assert args.sequence == BodyRequest([Goal("hand.L", position=[0, 1, 0])]).shot
     (tmp_path / "plain.json").write_text(json.dumps({"goals": {"arm.L": {"positions": [[0.5, 0.0, 1.3]]}}}))
     chains = {"arm.L": Chain.from_rig_spec(load_rig_spec(torso), "arm.L")}
-    goals, pins, stretch = _body_targets(tmp_path / "plain.json", chains)
+    goals, pins, stretch, poles = _body_targets(tmp_path / "plain.json", chains)
     plain, default = goals["arm.L"], Goal("hand.L", position=[0, 1, 0])
     assert (plain.position_weight, plain.orientation_weight, plain.level) == (
         default.position_weight,
         default.orientation_weight,
         default.level,
     )
-    assert pins == [] and stretch == {}
+    assert pins == [] and stretch == {} and poles == []
 
 
 def test_the_command_line_s_flags_are_the_panel_s_chain_settings(torso):
@@ -192,6 +193,29 @@ def test_a_body_tolerance_in_units_or_relative_to_its_size():
     assert BodySettings(tolerance=0.0).distance_tolerance(2.0) == 2e-9  # 0: rounding at the body's size
     with pytest.raises(ValueError, match="tolerance must be a finite number >= 0"):
         BodySettings(tolerance=-1.0)
+
+
+def test_a_pole_in_the_targets_file_is_the_python_api_s_chain_pole(tmp_path, torso, capsys):
+    hand, pole = [0.55, -0.35, 1.2], [0.5, 0.6, 1.9]
+    targets = {"goals": {"arm.L": {"positions": [hand], "poles": [pole], "pole_angle": 20.0}}}
+    (tmp_path / "pole.json").write_text(json.dumps(targets))
+    command = ["solve-body", str(torso), "--chains", "spine,arm.L", "--targets", str(tmp_path / "pole.json")]
+    assert main([*command, "-o", str(tmp_path / "out.json")]) == 0
+    document = json.loads((tmp_path / "out.json").read_text())
+    body = body_from_rig_spec(load_rig_spec(torso), ["spine", "arm.L"])
+    arm = ("upper_arm.L", "forearm.L", "hand.L")  # none shared with the spine chain: all its own
+    goal = Goal(Effector.of_chain(Chain.from_rig_spec(load_rig_spec(torso), "arm.L")), position=hand)
+    with_pole = BodyRequest([goal], poles=[BodyPole(arm, pole, angle=np.radians(20.0))])
+    np.testing.assert_array_equal(document["rotations"], solve_body_request(body, with_pole).rotations)
+    plain = solve_body_request(body, BodyRequest([goal])).rotations
+    assert np.abs(np.array(document["rotations"]) - plain).max() > 0.01, "the pole changed the answer"
+    # A chain all of whose bones but its last the body's other chains hold has no bend to turn.
+    (tmp_path / "none.json").write_text(
+        json.dumps({"goals": {"lower_arm.L": {"positions": [hand], "poles": [pole]}, "arm.L": {"positions": [hand]}}})
+    )
+    command = ["solve-body", str(torso), "--chains", "arm.L,lower_arm.L", "--targets", str(tmp_path / "none.json")]
+    assert main(command) == 2
+    assert "the pole of 'lower_arm.L' has no bones of its own to turn" in capsys.readouterr().err
 
 
 def test_every_chain_of_the_spec_makes_the_body_by_default_and_stretch_is_read(tmp_path, capsys):
@@ -236,6 +260,11 @@ BAD_TARGETS = {
         "stretch maximum must be in [1, 1000]",
     ),
     "not an object": ([[0, 0, 1]], "must be a JSON object, not list"),
+    "a pole facing nowhere known": (
+        {"goals": {"arm.L": {"positions": [[0.5, 0, 1]], "poles": [[0.5, -1, 1]], "pole_facing": "up"}}},
+        "facing must be one of",
+    ),
+    "a pole row of two numbers": ({"goals": {"arm.L": {"positions": [[0.5, 0, 1]], "poles": [[0.5, -1]]}}}, "(3,)"),
 }
 
 

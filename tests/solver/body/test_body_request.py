@@ -257,7 +257,7 @@ GOAL = Goal("hand.L", position=[-0.6, 0.7, 0.1])
         ),
         (
             lambda: BodyRequest([Goal("hand.L", position=np.zeros((3, 3))), Goal("hand.R", position=np.zeros((2, 3)))]),
-            "goals, pins and start give different numbers of rows: [2, 3]",
+            "goals, pins, poles and start give different numbers of rows: [2, 3]",
         ),
         (lambda: BodyRequest([GOAL], start=np.zeros((8, 4))), "start rotations contain a zero quaternion"),
         (lambda: BodyRequest([GOAL], start=np.ones((8, 3))), "start rotations must have shape"),
