@@ -24,7 +24,8 @@ Array = NDArray[np.float64]
 
 @dataclass(frozen=True, eq=False)
 class LearnedStarts:
-    """Start poses (K, n, 4), target centroids (C, 3) and the start each centroid uses (C,)."""
+    """Start poses (K, n, 4), target centroids (C, D) and the start each centroid uses (C,).
+    A chain's targets are its goal positions (D = 3); a body's, its effectors' (D = 3 × E)."""
 
     start_rotations: Array
     centroids: Array
@@ -33,8 +34,9 @@ class LearnedStarts:
     accuracy: float = float("nan")  # share where the nearest centroid's start converges
 
     def starts_for(self, positions: ArrayLike) -> Array:
-        """(N, n, 4) start poses for targets (N, 3) in the chain's root frame."""
-        positions = np.asarray(positions, dtype=float).reshape(-1, 3)
+        """(N, n, 4) start poses for targets (N, D) in the root frame (a NaN coordinate, a goal
+        switched off, counts for nothing)."""
+        positions = np.asarray(positions, dtype=float).reshape(-1, self.centroids.shape[1])
         return self.start_rotations[self.centroid_start[_nearest(positions, self.centroids)]]
 
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -49,7 +51,8 @@ class LearnedStarts:
     @classmethod
     def from_arrays(cls, arrays: dict[str, ArrayLike]) -> LearnedStarts:
         starts = np.asarray(arrays["start_rotations"], dtype=float)
-        centroids = np.asarray(arrays["centroids"], dtype=float).reshape(-1, 3)
+        centroids = np.asarray(arrays["centroids"], dtype=float)
+        centroids = centroids.reshape(-1, 3) if centroids.ndim < 2 else centroids
         owners = np.asarray(arrays["centroid_start"], dtype=np.int64).reshape(-1)
         if starts.ndim != 3 or starts.shape[-1] != 4 or len(owners) != len(centroids):
             raise ValueError("learned starts: arrays have inconsistent shapes")
@@ -65,15 +68,20 @@ SAMPLES_PER_CLUSTER = 12
 
 
 def _nearest(points: Array, centroids: Array) -> NDArray[np.intp]:
-    """Per point, the first nearest centroid: ``argmin`` of the squared distances, formed as
-    (dx² + dy²) + dz² as numpy sums three numbers, one centroid at a time (no (N, C, 3)
-    temporary: 10,000 targets and 48 centroids took 17 ms that way, 3 ms this way)."""
-    x, y, z = points.T
+    """Per point, the first nearest centroid: ``argmin`` of the squared distances, summed one
+    coordinate after another as numpy sums (dx² + dy²) + dz², one centroid at a time (no (N,
+    C, D) temporary: 10,000 targets and 48 centroids took 17 ms that way, 3 ms this way). A
+    NaN coordinate adds nothing."""
+    columns = [np.ascontiguousarray(column) for column in points.T]
+    switched_off = bool(np.isnan(points).any())
     best = np.full(len(points), np.inf)
     owner = np.zeros(len(points), dtype=np.intp)
     closer = np.empty(len(points), dtype=bool)
-    for k, (cx, cy, cz) in enumerate(centroids.tolist()):
-        squared = (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2
+    for k, centroid in enumerate(centroids.tolist()):
+        squared = np.zeros(len(points))
+        for column, at in zip(columns, centroid, strict=True):
+            step = column - at
+            squared += (np.nan_to_num(step) if switched_off else step) ** 2
         np.less(squared, best, out=closer)  # strictly: ties stay with the first centroid
         np.copyto(best, squared, where=closer)
         owner[closer] = k
@@ -93,6 +101,13 @@ def _k_means(points: Array, count: int, rng: np.random.Generator, rounds: int = 
     return centroids
 
 
+def check_counts(**counts: int) -> None:
+    """ValueError naming the first count that is not a whole number of at least 1."""
+    for name, value in counts.items():
+        if not (isinstance(value, numbers.Integral) and value >= 1):
+            raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}")
+
+
 def learn_start_poses(
     chain: Chain,
     *,
@@ -106,14 +121,7 @@ def learn_start_poses(
     """Find a few start poses that together solve nearly every reachable target."""
     from .solve import solve
 
-    for name, value in (
-        ("samples", samples),
-        ("candidates", candidates),
-        ("max_starts", max_starts),
-        ("clusters", clusters),
-    ):
-        if not (isinstance(value, numbers.Integral) and value >= 1):
-            raise ValueError(f"{name} must be a whole number of at least 1, not {value!r}")
+    check_counts(samples=samples, candidates=candidates, max_starts=max_starts, clusters=clusters)
     rng = np.random.default_rng(seed)
     settings = replace(settings or SolveSettings(), restarts=0)
     targets = chain.forward_kinematics(chain.random_poses(rng, samples)).effector
@@ -128,6 +136,22 @@ def learn_start_poses(
     converged = trial.converged.reshape(candidates, samples)
     iterations = np.asarray(trial.iterations, dtype=float).reshape(candidates, samples)
 
+    return choose_starts(pool, targets, converged, iterations, max_starts, clusters, rng)
+
+
+def choose_starts(
+    pool: Array,
+    targets: Array,
+    converged: NDArray[np.bool_],
+    iterations: Array,
+    max_starts: int,
+    clusters: int,
+    rng: np.random.Generator,
+) -> LearnedStarts:
+    """The learned starts from a trial of every candidate of ``pool`` (K, n, 4) on every sample
+    target (S, D): which converged (K, S) and in how many iterations (K, S)."""
+    samples = len(targets)
+    candidates = len(pool)
     # Coverage: the greedy set cover's share of sample targets the candidates converge on.
     covered = np.zeros(samples, dtype=bool)
     while True:

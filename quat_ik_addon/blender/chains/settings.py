@@ -279,7 +279,10 @@ class QuatIKChain(bpy.types.PropertyGroup):
     )
     use_learned_start: BoolProperty(
         name="Learned Start Poses",
-        description="Start from precomputed poses near the target instead of the current pose",
+        description=(
+            "Start from precomputed poses near the target instead of the current pose (on the first chain of a body: "
+            "the body's, learned for all its chains' goals)"
+        ),
         update=_changed,
     )
     method: EnumProperty(

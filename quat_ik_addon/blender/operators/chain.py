@@ -455,7 +455,8 @@ class QUATIK_OT_learn_start_poses(bpy.types.Operator):
     bl_label = "Learn Quat IK Start Poses"
     bl_description = (
         "Try many start poses on sample targets and keep the few that solve nearly all of them "
-        "(takes a few seconds; stored with the chain, relearn after changing the rig or its limits)"
+        "(takes a few seconds; stored with the chain, relearn after changing the rig or its limits). "
+        "For a chain solved with others as one body, the body's start poses, kept on its first chain"
     )
     bl_options = {"REGISTER", "UNDO"}
 
@@ -469,23 +470,40 @@ class QUATIK_OT_learn_start_poses(bpy.types.Operator):
         from ..chains import learned_store
         from ..errors import ChainError
         from ..rig import reader
-        from ..solving import chain_options
+        from ..solving import chain_jobs, chain_options, current_frame
 
         ob = context.object
         chain = chain_settings.active_chain(ob)
+        started = time.perf_counter()
         try:
-            rig = reader.read_chain_rig(ob, chain)
-            started = time.perf_counter()
-            learned = chain_options.learn_start_poses(rig.chain, chain)
+            body = chain_settings.with_bodies(ob, [chain])
+            depsgraph = context.evaluated_depsgraph_get()
+            jobs = [current_frame.read_job(ob, c, depsgraph, warm_start=False) for c in body]
+            learned_body = chain_jobs.learn_body_starts(jobs)
+            if learned_body is None:
+                rig = reader.read_chain_rig(ob, chain)
+                learned = chain_options.learn_start_poses(rig.chain, chain)
         except (ChainError, ValueError) as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
+        seconds = time.perf_counter() - started
+        if learned_body is not None:
+            first = body[0]
+            learned_store.store_body(first, learned_body)
+            first.use_learned_start = True
+            names = ", ".join(f"'{c.name}'" for c in body)
+            self.report(
+                {"INFO"},
+                f"Learned {len(learned_body.starts.start_rotations)} start poses for the body of {names} in "
+                f"{seconds:.1f} s ({learned_body.starts.coverage:.0%} of sample goals covered), kept on '{first.name}'",
+            )
+            return {"FINISHED"}
         learned_store.store(chain, rig, learned)
         chain.use_learned_start = True
         self.report(
             {"INFO"},
             f"Learned {len(learned.start_rotations)} start poses for '{chain.name}' in "
-            f"{time.perf_counter() - started:.1f} s ({learned.coverage:.0%} of sample targets covered)",
+            f"{seconds:.1f} s ({learned.coverage:.0%} of sample targets covered)",
         )
         return {"FINISHED"}
 

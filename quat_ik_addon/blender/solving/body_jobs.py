@@ -21,6 +21,7 @@ import numpy as np
 
 from ...solver import quaternion as quat
 from ...solver.body import Body, Effector, Goal, Pin
+from ...solver.body.learned_starts import BodyLearnedStarts, learn_body_starts
 from ...solver.body.poles import BodyPole, chain_pole
 from ...solver.body.request import BodyOptions, BodyRequest
 from ...solver.body.settings import body_settings_from
@@ -230,8 +231,15 @@ def solve_body_jobs(
         if anchor is not None
     )
     settings = jobs[0].options.settings  # the body's first chain's, as the command line's flags
+    learned = jobs[0].body_learned_starts
+    if learned is not None and not learned.fits(body):
+        stale = "the body's learned start poses are stale (its chains, rig or limits changed): learn them again"
+        jobs = [replace(jobs[0], rig=replace(jobs[0].rig, warnings=(*jobs[0].rig.warnings, stale))), *jobs[1:]]
+        learned = None
     options = BodyOptions(
-        settings=body_settings_from(settings, warm=jobs[0].warm_start), time_limit=settings.time_limit
+        settings=body_settings_from(settings, warm=jobs[0].warm_start),
+        time_limit=settings.time_limit,
+        learned_starts=learned,
     )
     start, positions = _start(body, jobs), None
     for _round in range(1 + (SELF_HELD_ROUNDS if held_inside else 0)):
@@ -255,6 +263,14 @@ def solve_body_jobs(
     solutions = _solutions(frame, jobs, result)
     outcomes = [_pin_outcome(pin, active, result, k) for k, (pin, active) in enumerate(pin_rows)]
     return [replace(solution, pin_outcomes=tuple(outcomes)) for solution in solutions]
+
+
+def learn_starts(jobs: Sequence[ChainJob], corrections) -> BodyLearnedStarts:
+    """Learned start poses for the body the jobs make (``solver.body.learned_starts``): every
+    chain's effector, under the first chain's settings as the body solves with them."""
+    frame = _body_frame(jobs, corrections)
+    effectors = [Effector.of_chain(job.rig.chain) for job in jobs]
+    return learn_body_starts(frame.body, effectors, settings=body_settings_from(jobs[0].options.settings))
 
 
 def _body_frame(jobs: Sequence[ChainJob], corrections) -> _BodyFrame:

@@ -8,7 +8,8 @@ here, and anything that changes an input (a moved target, a parent, an edited li
 setting) is a different key, so nothing is ever stale. Outcomes are kept packed (one array
 each) and the least recently used are dropped beyond ``MAX_BYTES``. Live solves (warm from the current pose), bakes (a sequence)
 and chains with learned start poses are always solved. Bodies (``solve_body``) are remembered
-the same way when they start from rest and are not a shot: a Per Frame body played again.
+the same way when they start from rest (or their learned start poses, which the key holds) and
+are not a shot: a Per Frame body played again.
 
 No ``bpy`` here.
 """
@@ -25,7 +26,6 @@ import numpy as np
 from ...solver.body import Body
 from ...solver.body.request import BodyOptions, BodyRequest, BodyRequestResult, solve_body_request
 from ...solver.chain import Chain
-from ...solver.limits.joints import parameter_key
 from ...solver.request import SolveOptions, SolveRequest, solve_request
 from ...solver.settings import SolveResult
 
@@ -141,20 +141,11 @@ def _remember(key: bytes, packed) -> None:
 
 
 @functools.lru_cache(maxsize=64)  # a Body is hashed by identity, and ``body_jobs`` keeps each one
-def _body_fingerprint(body: Body) -> bytes:
-    digest = hashlib.blake2b(repr((body.bone_names, body.parents)).encode(), digest_size=16)
-    for array in (body.rest_rotations, body.rest_offsets, body.lengths):
-        digest.update(np.ascontiguousarray(array, dtype=float).tobytes())
-    digest.update(repr([parameter_key(limit) for limit in body.limits]).encode())
-    digest.update(repr(body.stretch).encode())
-    return digest.digest()
-
-
 def body_request_key(body: Body, request: BodyRequest, options: BodyOptions):
     """The digest of a body solve's inputs when it starts from rest and is no shot; else None."""
     if request.start is not None or request.shot:
         return None
-    digest = hashlib.blake2b(_body_fingerprint(body), digest_size=16)
+    digest = hashlib.blake2b(body.fingerprint, digest_size=16)
     arrays = []
     for pin in request.pins:
         digest.update(repr(("pin", pin.bone)).encode())
@@ -172,7 +163,12 @@ def body_request_key(body: Body, request: BodyRequest, options: BodyOptions):
         else:
             array = np.ascontiguousarray(array, dtype=float)
             digest.update(repr(array.shape).encode() + array.tobytes())
-    digest.update(repr(options).encode())
+    learned = options.learned_starts
+    digest.update(repr(replace(options, learned_starts=None)).encode())
+    if learned is not None:  # (its arrays, not their repr)
+        digest.update(learned.body_key)
+        for array in learned.starts.to_arrays().values():
+            digest.update(np.ascontiguousarray(array, dtype=float).tobytes())
     return digest.digest()
 
 

@@ -183,6 +183,19 @@ def solve_chains_stepwise(
             yield solution
 
 
+def learn_body_starts(jobs: list[ChainJob]):
+    """Learned start poses for the body ``jobs`` (one body's chains, list order) make, read at
+    one frame; None when the armature solves them as chains, not as one body."""
+    armature = jobs[0].rig.armature
+    bone_sets = [set(job.rig.bone_names) for job in jobs]
+    needs_body = {pin.bone for pin in body_jobs.read_pins(armature)}
+    needs_body |= body_jobs.stretchy_bones(armature, set().union(*bone_sets))
+    units = body_jobs.group_jobs(bone_sets, bool(armature.quat_ik.use_bodies))
+    if len(units) != 1 or not body_jobs.is_body(units[0], bone_sets, needs_body):
+        return None
+    return body_jobs.learn_starts(jobs, _Corrections(armature))
+
+
 def _listed_chains(armature) -> list[tuple[str, bool, tuple[str, ...]]]:
     """(name, enabled, bone names) of the armature's chains in list order (no bones for a
     chain that cannot be read)."""

@@ -41,6 +41,8 @@ def rig_and_options(ob, chain) -> tuple[reader.ChainRig, SolveOptions]:
     learned = None
     if chain.use_learned_start:
         learned, why_not = learned_store.load(chain, rig)
+        if why_not and learned_store.BODY_KEY in chain and learned_store.KEY not in chain:
+            why_not = None  # the body's, kept on its first chain, are checked when the body is solved
         if why_not:
             rig = dataclasses.replace(rig, warnings=(*rig.warnings, why_not))
     return rig, chain_options.options_for(chain, learned)
@@ -135,6 +137,7 @@ def _read(ob, chain, depsgraph, *, warm_start: bool, sequence: bool, effort: Eff
         frames=np.array([depsgraph.scene.frame_current + depsgraph.scene.frame_subframe]),
         priority=chain.priority,
         weight=chain.weight,
+        body_learned_starts=learned_store.load_body(chain) if chain.use_learned_start else None,
     )
     return _Read(job, light, measured_as)
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...solver.body.learned_starts import BodyLearnedStarts
 from ...solver.request import SolveOptions
 from ...solver.settings import SolveResult
 from ..rig.reader import ChainRig, FrameInputs
@@ -71,6 +72,9 @@ class ChainJob:
     frames: np.ndarray | None = None  # (F,) the frame numbers the inputs were read at (pins hold by frame)
     priority: int = 0  # in a body: lower numbers are met first where goals conflict
     weight: float = 1.0  # in a body: the goal's weight against others of its priority
+    # The learned start poses of the body this chain heads (stored on it; used when it is the
+    # first chain of its body and solved cold).
+    body_learned_starts: BodyLearnedStarts | None = None
 
 
 @dataclass(frozen=True)

@@ -23,3 +23,6 @@ def draw_solver_settings(layout, data) -> None:
 
         row.operator("quat_ik.learn_start_poses", text="", icon="FILE_REFRESH")
         col.label(text=f"Start poses: {learned_store.describe(data)}")
+        body = learned_store.describe_body(data)
+        if body is not None:
+            col.label(text=f"Start poses, {body}")

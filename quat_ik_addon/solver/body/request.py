@@ -33,6 +33,7 @@ from ..solve import pose_distance
 from ..time_budget import spending, spent
 from .goals import Goal, Pin, Tasks, lay_out
 from .iterate import FLOOR
+from .learned_starts import BodyLearnedStarts
 from .poles import BodyPole, PoleRows, check_pole_bones, facing_off, turned_to_poles
 from .ranking import better_than, level_excess
 from .settings import BodyResult, BodySettings, body_settings_from
@@ -258,11 +259,13 @@ class BodyOptions:
     """How to solve a body. ``time_limit``: seconds the solve may spend improving answers it
     has (restart rounds, a shot's repairs); None, as for a bake or a command line: no limit (Live
     and Per Frame pass ``defaults.INTERACTIVE_TIME_LIMIT``). ``continuity``: a shot's branch
-    flips are solved again warm from the frame before."""
+    flips are solved again warm from the frame before. ``learned_starts``: rows solved cold
+    (the request gives no start) start from these instead of rest (``body.learned_starts``)."""
 
     settings: BodySettings = DEFAULT_BODY_SETTINGS
     time_limit: float | None = None
     continuity: bool = True
+    learned_starts: BodyLearnedStarts | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.settings, BodySettings):
@@ -275,6 +278,8 @@ class BodyOptions:
             raise ValueError(f"time_limit must be a finite number of seconds >= 0 (or None), not {self.time_limit!r}")
         if not isinstance(self.continuity, bool):
             raise ValueError(f"continuity must be True or False, not {self.continuity!r}")
+        if self.learned_starts is not None and not isinstance(self.learned_starts, BodyLearnedStarts):
+            raise ValueError(f"learned_starts must be BodyLearnedStarts, not {self.learned_starts!r}")
 
 
 @dataclass(frozen=True)
@@ -300,7 +305,9 @@ def solve_body_request(body: Body, request: BodyRequest, options: BodyOptions | 
     for pole in request.poles:
         check_pole_bones(body, pole)
     start = _start_for(body, request)
-    answer = _Answer(body, request, options.settings, np.arange(request.frames))
+    answer = _Answer(
+        body, request, options.settings, np.arange(request.frames), cold_start=_cold_start(body, request, options)
+    )
     # Restarts from random poses land on random branches: a shot's frames are first solved
     # without them (from one start, neighbouring frames land on one branch), and the rows left
     # unmet get them after, as a time-limited solve does round by round.
@@ -343,6 +350,16 @@ def _start_for(body: Body, request: BodyRequest) -> Array | None:
     return np.broadcast_to(request.start, (request.frames, body.n_bones, 4))
 
 
+def _cold_start(body: Body, request: BodyRequest, options: BodyOptions) -> Array | None:
+    """(F, B, 4) learned start poses for a request solved cold, or None (rest)."""
+    learned = options.learned_starts
+    if learned is None or request.start is not None:
+        return None
+    if not learned.fits(body):
+        raise ValueError("the learned start poses were learned for another body: learn them again")
+    return learned.starts_for(request.goals, request.frames)
+
+
 def _without_restarts(settings: BodySettings) -> BodySettings:
     return replace(settings, restarts=0, top_restarts=0)
 
@@ -352,9 +369,16 @@ class _Answer:
     goal and pin, switched off or not), and the solves that improve it."""
 
     def __init__(
-        self, body: Body, request: BodyRequest, settings: BodySettings, rows: Rows, weights: Tasks | None = None
+        self,
+        body: Body,
+        request: BodyRequest,
+        settings: BodySettings,
+        rows: Rows,
+        weights: Tasks | None = None,
+        cold_start: Array | None = None,
     ) -> None:
         self.body, self.request, self.settings, self.rows = body, request, settings, rows
+        self.cold_start = cold_start  # (rows, B, 4): where a solve from no start starts, else rest
         count, n_goals, n_pins = len(rows), len(request.goals), len(request.pins)
         self.rotations = np.repeat(_rest_inside(body), count, axis=0)
         self.stretch = np.ones((count, body.n_bones))
@@ -391,7 +415,10 @@ class _Answer:
                     if measure_only:  # (how the start meets the tasks, unsolved)
                         part = measure_body(self.body, goals, pins, group_start, settings)
                     else:
-                        part = solve_body(self.body, goals, pins, start_rotations=group_start, settings=settings)
+                        cold = None if self.cold_start is None else self.cold_start[members]
+                        part = solve_body(
+                            self.body, goals, pins, start_rotations=group_start, settings=settings, cold_start=cold
+                        )
                     self._put(members, pattern, part)
                 done += len(members)
                 if progress is not None:

@@ -11,6 +11,7 @@ head_b = head_p + G_p · S_p · offset_b, where S_p = diag(1, s_p, 1) is the par
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -192,6 +193,17 @@ class Body:
     @cached_property
     def _index_of(self) -> dict[str, int]:
         return {name: i for i, name in enumerate(self.bone_names)}
+
+    @cached_property
+    def fingerprint(self) -> bytes:
+        """A digest of everything a solve reads from the body (bones, parents, rest frames,
+        lengths, limits by value, stretch): equal bodies have equal fingerprints."""
+        digest = hashlib.blake2b(repr((self.bone_names, self.parents)).encode(), digest_size=16)
+        for array in (self.rest_rotations, self.rest_offsets, self.lengths):
+            digest.update(np.ascontiguousarray(array, dtype=float).tobytes())
+        digest.update(repr([parameter_key(limit) for limit in self.limits]).encode())
+        digest.update(repr(self.stretch).encode())
+        return digest.digest()
 
     @cached_property
     def size(self) -> float:

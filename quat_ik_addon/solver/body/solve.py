@@ -39,20 +39,23 @@ def solve_body(
     *,
     start_rotations: ArrayLike | None = None,
     settings: BodySettings | None = None,
+    cold_start: ArrayLike | None = None,
 ) -> BodyResult:
     """Solve N rows of goals and pins at once (their targets (3,)/(4,) or (N, 3)/(N, 4), root
     frame). Starts from ``start_rotations`` ((B, 4) or (N, B, 4), brought inside the limits),
-    else from rest. ValueError on anything that cannot be solved as given."""
+    else from ``cold_start`` (as rotations: learned start poses) or rest, where a cold solve of
+    several levels also starts from the all-levels-equal answer (``equal_start``). ValueError
+    on anything that cannot be solved as given."""
     settings = settings or BodySettings()
     if not isinstance(body, Body):
         raise ValueError(f"solve_body needs a Body, not {body!r}")
     if not isinstance(settings, BodySettings):
         raise ValueError(f"settings must be BodySettings, not {settings!r}")
     if start_rotations is None and settings.equal_start and len({int(goal.level) for goal in goals}) > 1:
-        return _from_equal_start(body, goals, pins, settings)
+        return _from_equal_start(body, goals, pins, settings, cold_start)
     tasks = lay_out(body, goals, pins)
     count = tasks.count
-    rotations = _start(body, start_rotations, count, settings)
+    rotations = _start(body, cold_start if start_rotations is None else start_rotations, count, settings)
     stretch = body.clamp_stretch(np.ones((count, body.n_bones)))
     strict = Measure(*settings.tolerances(body.size), _NO_STRETCH)
     floor = FLOOR * body.size**2
@@ -82,16 +85,19 @@ def solve_body(
     return _result(body, tasks, rotations, stretch, iterations, restarts, strict, settings)
 
 
-def _from_equal_start(body: Body, goals: Sequence[Goal], pins: Sequence[Pin], settings: BodySettings) -> BodyResult:
-    """A cold solve of several goal levels, row by row the better of two: from rest, and from
-    the answer of every goal at one level. Met first from rest, a higher level can leave the
+def _from_equal_start(
+    body: Body, goals: Sequence[Goal], pins: Sequence[Pin], settings: BodySettings, cold_start: ArrayLike | None
+) -> BodyResult:
+    """A cold solve of several goal levels, row by row the better of two: from rest (or
+    ``cold_start``), and from the answer of every goal at one level. Met first from rest, a higher level can leave the
     lower ones a worse basin than a pose that already meets all of them where they can be met
     together: on random bodies with goals reachable together, the lower level stayed unmet in
     about one row in eleven from rest, one in four hundred from the equal answer."""
     plain_settings = replace(settings, equal_start=False)
-    plain = solve_body(body, goals, pins, settings=plain_settings)
+    plain = solve_body(body, goals, pins, settings=plain_settings, cold_start=cold_start)
     equal_goals = [replace(goal, level=0) for goal in goals]
-    equal = solve_body(body, equal_goals, pins, settings=replace(plain_settings, restarts=0, top_restarts=0))
+    no_restarts = replace(plain_settings, restarts=0, top_restarts=0)
+    equal = solve_body(body, equal_goals, pins, settings=no_restarts, cold_start=cold_start)
     seeded = solve_body(body, goals, pins, start_rotations=equal.rotations, settings=plain_settings)
     tasks = lay_out(body, goals, pins)
     tolerance, angle_tolerance = settings.tolerances(body.size)

@@ -139,6 +139,29 @@ with checks.step("where the goals conflict the higher priority is met and the lo
     checks.near("the left misses by about what the right did", miss("L2", left), lower, tolerance=0.05 * lower)
     chain_left.priority = chain_right.priority = 0
 
+with checks.step("Learn Start Poses on a chain of a body learns the body's, kept on its first chain"):
+    left.location, right.location = (1.2, 1.0, 2.8), (-1.5, 0.8, 2.4)
+    rest_pose()
+    ob.quat_ik.active_chain_index = 1  # the right arm: the body's second chain
+    checks.check("Learn Start Poses finishes", bpy.ops.quat_ik.learn_start_poses() == {"FINISHED"})
+    checks.check("kept on the body's first chain", "learned_body_start_poses" in chain_left.keys())
+    checks.check("which now uses them", chain_left.use_learned_start)
+    checks.check("the right arm learned none of its own", "learned_start_poses" not in chain_right.keys())
+    checks.check("Solve Now from the neutral pose", bpy.ops.quat_ik.solve(chains="ALL", from_rest=True) == {"FINISHED"})
+    checks.near("the left hand reaches", miss("L2", left), 0.0, tolerance=TOLERANCE)
+    checks.near("the right hand reaches", miss("R2", right), 0.0, tolerance=TOLERANCE)
+    checks.check("no stale warning", "stale" not in chain_left.status_message, chain_left.status_message)
+    ob.pose.bones["R1"].quat_ik.stretch_max = 1.5
+    ob.pose.bones["R1"].quat_ik.use_stretch = True  # the body changed: its upper arm stretches
+    ob.data.bones["R2"].inherit_scale = "NONE"
+    rest_pose()
+    bpy.ops.quat_ik.solve(chains="ALL", from_rest=True)
+    checks.check("for another body they are stale, and it says so", "stale" in chain_left.status_message)
+    ob.pose.bones["R1"].quat_ik.use_stretch = False
+    ob.data.bones["R2"].inherit_scale = "FULL"
+    chain_left.use_learned_start = False
+    ob.quat_ik.active_chain_index = 0
+
 with checks.step("a pinned bone holds on its frames while the goals move"):
     left.location, right.location = (1.2, 1.0, 2.8), (-1.5, 0.8, 2.4)
     bpy.context.scene.frame_set(3)
