@@ -136,6 +136,24 @@ class Tasks:
             object.__setattr__(taken, name, value[rows] if per_row else value)
         return taken
 
+    @property
+    def goal_levels(self) -> int:
+        """How many distinct goal levels (pins not counted)."""
+        return len(self.levels) - (1 if self.n_pins else 0)
+
+    def at_one_level(self) -> Tasks:
+        """The same tasks with every goal at the highest goal level, the pins still above them
+        (nothing checked again)."""
+        first = 1 if self.n_pins else 0  # where the goal levels begin in ``levels``
+        if self.goal_levels <= 1:
+            return self
+        merged = object.__new__(Tasks)
+        for name, value in self.__dict__.items():
+            object.__setattr__(merged, name, value)
+        object.__setattr__(merged, "levels", self.levels[: first + 1])
+        object.__setattr__(merged, "level_of", np.minimum(self.level_of, first))
+        return merged
+
 
 def _rows(value: ArrayLike, size: int, what: str) -> Array:
     """(rows, size) targets from one (size,) target or (rows, size) of them."""

@@ -438,6 +438,11 @@ class _Answer:
                 restarts=int(round_ < settings.restarts),
                 top_restarts=int(round_ >= settings.restarts),
                 seed=settings.seed + round_,  # each round other random poses
+                # A shot keeps a restart's answer where it ranks better and the sweeps carry it only
+                # where it stays no worse: candidates that first seek every goal at one level find
+                # other branches' better minima of out-of-reach goals more often than that (on
+                # rigify_body's bake, 90° pops between neighbouring frames).
+                equal_start=settings.equal_start and not self.request.shot,
             )
             self._try(rows, self.rotations[rows], one_round)
 

@@ -23,11 +23,15 @@ class BodySettings:
     together cut its excess by less than ``stall_ratio`` of it. Rows left unmet are solved again from
     ``restart_candidates`` random poses inside the limits, ``restarts`` rounds of
     ``restart_iterations``; rows whose pins or highest goal level are still unmet, up to
-    ``top_restarts`` rounds in all. ``use_stretch``: stretchy bones may stretch where the goals
-    need it. ``equal_start``: a solve from rest of several goal levels also starts from the
-    answer of all goals at one level, and each row keeps the better (``solve._from_equal_start``).
-    ``kernel``: "auto" runs the stages on the native kernel where it loaded and knows every
-    limit of the body (the same answers to rounding), "numpy" always on the numpy reference."""
+    ``top_restarts`` rounds in all. With ``restarts``, rows still unmet are then refined: up to
+    ``refine_iterations`` more, a level settling once its last ``stall_iterations`` steps cut its
+    excess by less than ``refine_stall_ratio`` of it (``solve._refine``). ``use_stretch``:
+    stretchy bones may stretch where the goals need it. ``equal_start``: goals at several levels
+    are also sought all at one level first: a solve from rest also starts from that answer,
+    each row keeping the better (``solve._from_equal_start``), and each candidate of the first
+    ``restarts`` rounds descends so before its levels are taken in order. ``kernel``: "auto"
+    runs the stages on the native kernel where it loaded and knows every limit of the body (the
+    same answers to rounding), "numpy" always on the numpy reference."""
 
     max_iterations: int = 100
     polish_iterations: int = 30
@@ -42,6 +46,8 @@ class BodySettings:
     top_restarts: int = 3
     restart_candidates: int = 6
     restart_iterations: int = 40
+    refine_iterations: int = 200
+    refine_stall_ratio: float = 1e-5
     seed: int = 0
     use_stretch: bool = True
     equal_start: bool = True
@@ -56,6 +62,7 @@ class BodySettings:
             "top_restarts",
             "restart_candidates",
             "restart_iterations",
+            "refine_iterations",
             "seed",
         ):
             whole_number(getattr(self, name), name)
@@ -71,8 +78,10 @@ class BodySettings:
             np.isfinite(self.orientation_tolerance) and self.orientation_tolerance > 0.0
         ):
             raise ValueError(f"orientation_tolerance must be a finite number > 0, not {self.orientation_tolerance!r}")
-        if not 0.0 <= self.stall_ratio < 1.0:
-            raise ValueError(f"stall_ratio must be within [0, 1), not {self.stall_ratio!r}")
+        for name in ("stall_ratio", "refine_stall_ratio"):
+            value = getattr(self, name)
+            if not (isinstance(value, numbers.Real) and 0.0 <= value < 1.0):
+                raise ValueError(f"{name} must be within [0, 1), not {value!r}")
         for name in ("use_stretch", "equal_start"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, not {getattr(self, name)!r}")

@@ -99,10 +99,21 @@ def _cases(rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray
 
 @pytest.mark.parametrize("case", range(6))
 def test_the_lower_level_does_as_well_as_a_brute_force_search(case):
+    _assert_as_well_as_brute_force(case, SEARCHING)
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_a_cold_solve_with_the_default_settings_finds_the_lower_levels_closest_miss(case):
+    """What Solve Now runs (one round of restarts for the lower level, no wider search) finds the
+    right tip's closest miss among the poses that hold the left tip, not a nearer local one."""
+    _assert_as_well_as_brute_force(case, BodySettings())
+
+
+def _assert_as_well_as_brute_force(case: int, settings: BodySettings) -> None:
     body = _planar_body()
     left, right = _cases(np.random.default_rng(7000 + case), 1)
     goals = [Goal("lower.L", position=left, level=0), Goal("arm.R", position=right, level=1)]
-    result = solve_body(body, goals, settings=SEARCHING)
+    result = solve_body(body, goals, settings=settings)
     assert result.level_met[0, 0], f"the left tip missed by {result.position_error[0, 0]:.3g}"
     assert result.position_error[0, 0] <= TOP_MET * body.size * 1.0001
     assert body.limit_violation(result.rotations).max() <= LIMIT_SLACK

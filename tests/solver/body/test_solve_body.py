@@ -6,6 +6,7 @@ from body_helpers import LIMIT_SLACK, assert_result_is_honest, tails
 
 from quat_ik_addon.solver import quaternion as quat
 from quat_ik_addon.solver.body import BodySettings, Effector, Goal, Pin, solve_body
+from quat_ik_addon.solver.body.goals import PIN_LEVEL, lay_out
 from quat_ik_addon.solver.body.reference_bodies import legs
 
 ROWS = 12
@@ -102,6 +103,8 @@ def test_bad_goals_are_refused_with_a_reason(upper_body, goals, pins, message):
         (lambda: Goal("hand.L", orientation=[1, 0, 0, 0], direction=[0, 1, 0]), "not both"),
         (lambda: BodySettings(max_iterations=-1), "max_iterations must be a whole number"),
         (lambda: BodySettings(damping=0.0), "damping must be a finite number > 0"),
+        (lambda: BodySettings(refine_iterations=1.5), "refine_iterations must be a whole number"),
+        (lambda: BodySettings(refine_stall_ratio=1.0), "refine_stall_ratio must be within"),
     ],
 )
 def test_bad_goals_and_settings_are_refused_when_made(make, message):
@@ -161,3 +164,18 @@ def test_further_restart_rounds_are_only_for_an_unmet_top_level(upper_body, rng)
     np.testing.assert_array_equal(result.restarts[top_met_at_once], settings.restarts)
     assert result.restarts.max() <= settings.top_restarts
     assert result.level_met[:, 0].all()
+
+
+def test_goals_at_one_level_keep_the_pins_above_them(upper_body):
+    goals = [
+        Goal("hand.L", position=[-0.5, 0.7, 0.2], level=2),
+        Goal("hand.R", position=[0.5, 0.7, 0.2], level=5),
+        Goal("chest", direction=[0.0, 0.0, 1.0], level=2),
+    ]
+    tasks = lay_out(upper_body, goals, [Pin("spine", rotation=quat.IDENTITY)])
+    merged = tasks.at_one_level()
+    assert (tasks.goal_levels, merged.goal_levels) == (2, 1)
+    assert merged.levels == (PIN_LEVEL, 2)
+    np.testing.assert_array_equal(merged.level_of, [0, 1, 1, 1])
+    np.testing.assert_array_equal(tasks.level_of, [0, 1, 2, 1])  # (the tasks laid out are kept as they are)
+    assert merged.at_one_level() is merged
