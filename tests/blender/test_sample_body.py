@@ -15,6 +15,7 @@ def test_the_walking_body_sample(step, session_steps, run_session_result):
 
 
 PIN_SHARE = 1e-4  # the demo's largest pin slip over its body's size stays within issue 36's goal
+SMOOTH_RATIO = 2.0  # a smooth shot: no joint turns in a frame more than twice what the animation needs
 
 
 def test_the_demo_summarises_the_body_beside_blenders_ik(tmp_path, extension_zip) -> None:
@@ -40,4 +41,8 @@ def test_the_demo_summarises_the_body_beside_blenders_ik(tmp_path, extension_zip
     lower = [g for g in body["goals"] if not g["top"]]
     assert [g["chain"] for g in lower] == ["arm.L"], body["goals"]
     assert set(body["largest_joint_change_deg"]) == {"quat_ik", "blender_ik"} and body["animation_needs_deg"][0] > 0
+    largest, needed = body["largest_joint_change_deg"]["quat_ik"][0], body["animation_needs_deg"][0]
+    assert largest <= SMOOTH_RATIO * needed, (
+        f"a joint turns {largest:.3g}° in a frame; the animation needs {needed:.3g}°"
+    )
     assert "| `rigify_body` | Quat IK | Blender IK |" in (out / "summary.md").read_text(), output
