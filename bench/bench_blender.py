@@ -31,8 +31,10 @@ A case whose predicted time exceeds ``--budget`` seconds is not run but extrapol
 largest measured frame count (labelled "extrapolated"); a 25-frame pilot bake per chain length
 seeds the prediction. The solver path Quat IK took in this bpy session (the native kernel, or
 numpy and why: ``library.load()``) is printed first and recorded. Results: bench/results/blender.json
-and .md, written by a full run only (``--quick``, ``--bones`` or ``--frames`` print the table).
-Run: ``.venv/bin/python bench/bench_blender.py [--quick]``.
+and .md, written by a full run only (``--quick``, ``--bones``, ``--frames`` or ``--live`` print the
+table). ``--live`` measures Live alone: the 250-frame cases (their bakes, which the Live steps
+follow as in a full run) and Live on the character, in about ten seconds.
+Run: ``.venv/bin/python bench/bench_blender.py [--quick | --live]``.
 """
 
 from __future__ import annotations
@@ -569,10 +571,11 @@ def main() -> None:
     parser.add_argument("--bones", type=int, nargs="+", choices=BONE_COUNTS, help="only these chain lengths")
     parser.add_argument("--frames", type=int, nargs="+", choices=FRAME_COUNTS, help="only these frame counts")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="bake time: process CPU time or wall")
+    parser.add_argument("--live", action="store_true", help="Live latency only: the 250-frame cases and the character")
     args = parser.parse_args()
     global bake_clock
     bake_clock = CLOCKS[args.clock]
-    full_run = not (args.quick or args.bones or args.frames)
+    full_run = not (args.quick or args.bones or args.frames or args.live)
     quat_ik_addon.register()
     from quat_ik_addon.solver.native import library
 
@@ -580,7 +583,7 @@ def main() -> None:
     solver_path = library.load()[1].describe()
     print(f"solver path: {solver_path}", flush=True)
     bones = args.bones or ((3, 10) if args.quick else BONE_COUNTS)
-    frames = args.frames or (FRAME_COUNTS[:2] if args.quick else FRAME_COUNTS)
+    frames = args.frames or (FRAME_COUNTS[:2] if args.quick else FRAME_COUNTS[:1] if args.live else FRAME_COUNTS)
     results = {
         "blender": bpy.app.version_string,
         "python": platform.python_version(),
@@ -598,8 +601,9 @@ def main() -> None:
             print(f"  {who:10s} {n_bones:2d} bones {frames_done:5d} frames (pilot): {seconds:7.2f} s", flush=True)
         for n_frames in frames:
             results["cases"].append(run_case(n_bones, n_frames, budget=args.budget, last=last))
-    if full_run:
+    if full_run or args.live:
         results["character_live"] = character_live()
+    if full_run:
         results["character_playback"] = character_playback()
     at_end = library.load()[1].describe()  # decided once per process: a change is news
     if at_end != solver_path:

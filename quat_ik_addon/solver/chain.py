@@ -274,8 +274,29 @@ class Chain:
         return (parents if all_identity else (after_rest @ parents[..., None])[..., 0]), posed
 
     def random_poses(self, rng: np.random.Generator, count: int) -> Array:
-        """(count, n, 4) random pose rotations inside every joint's limits."""
-        return np.stack([limit.sample(rng, count) for limit in self.limits], axis=1)
+        """(count, n, 4) random pose rotations inside every joint's limits. They depend on the
+        generator's state and ``count`` alone, and a solve's restart rounds draw the same ones
+        whenever they start from the same seed (every Live update of a chain that misses): a few
+        rows drawn before are answered from memory, the generator left where drawing them leaves
+        it (drawing takes ~0.1 ms a joint, the rejection sampling of windows)."""
+        key = _draw_key(rng, count)
+        if key is not None:
+            kept = self._draws.get(key)
+            if kept is not None:
+                poses, after = kept
+                rng.bit_generator.state = after
+                return poses.copy()
+        poses = np.stack([limit.sample(rng, count) for limit in self.limits], axis=1)
+        if key is not None:
+            if len(self._draws) >= DRAWS_KEPT:
+                self._draws.clear()
+            self._draws[key] = (poses.copy(), rng.bit_generator.state)
+        return poses
+
+    @cached_property
+    def _draws(self) -> dict:
+        """``random_poses``'s draws kept: (count, generator state) -> (poses, state after)."""
+        return {}
 
     def centre_pose(self) -> Array:
         """(n, 4) the pose in the middle of every joint's limits (rest where a joint is free)."""
@@ -285,3 +306,20 @@ class Chain:
         """Identity pose rotations, (n, 4) or (batch, n, 4)."""
         shape = (self.n_bones, 4) if batch is None else (batch, self.n_bones, 4)
         return np.broadcast_to(quat.IDENTITY, shape).copy()
+
+
+# ``Chain.random_poses`` keeps draws of this many rows at most (a restart round's candidates for a
+# goal or two), and this many draws per chain.
+DRAW_ROWS_KEPT = 32
+DRAWS_KEPT = 16
+
+
+def _draw_key(rng: np.random.Generator, count: int) -> tuple | None:
+    """What a draw of ``count`` rows from ``rng`` depends on, for a PCG64 generator (the one
+    ``numpy.random.default_rng`` makes) and a few rows; else None (not kept)."""
+    if count > DRAW_ROWS_KEPT:
+        return None
+    state = rng.bit_generator.state
+    if state.get("bit_generator") != "PCG64":
+        return None
+    return (count, state["state"]["state"], state["state"]["inc"], state["has_uint32"], state["uinteger"])

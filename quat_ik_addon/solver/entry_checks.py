@@ -41,7 +41,7 @@ def finite_array(value: ArrayLike, shape: tuple[int, ...], what: str) -> Array:
         array = array.reshape(shape)
     except ValueError:
         raise ValueError(f"{what} must have shape {shape}, not {array.shape}") from None
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():
         raise ValueError(f"{what} must be finite, not {array.tolist()}")
     return array
 

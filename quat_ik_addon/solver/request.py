@@ -141,38 +141,32 @@ def _run(chain: Chain, goals: Goals, request: SolveRequest, options: SolveOption
     )
 
 
+# Options are frozen and hashable: Live asks for these on every update, and building options or
+# settings checks every field.
+
+
+@functools.lru_cache(maxsize=64)
 def tracking(options: SolveOptions) -> SolveOptions:
     """A few iterations and no restarts: for a goal missed the update before, or still moving."""
-    return replace(options, settings=_tracking(options.settings))
+    return replace(options, settings=tracking_a_miss(options.settings))
 
 
-@functools.lru_cache(maxsize=64)  # Live asks on every update; building settings checks every field
-def _tracking(settings: SolveSettings) -> SolveSettings:
-    return tracking_a_miss(settings)
-
-
+@functools.lru_cache(maxsize=64)
 def without_restarts(options: SolveOptions) -> SolveOptions:
     """``options`` whose solves run their full iterations but no round of restarts: for a goal
     missed the update before while the inputs keep moving (the rest finishes it in full)."""
-    return replace(options, settings=_without_restarts(options.settings))
+    settings = options.settings
+    return options if settings.restarts == 0 else replace(options, settings=replace(settings, restarts=0))
 
 
 @functools.lru_cache(maxsize=64)
-def _without_restarts(settings: SolveSettings) -> SolveSettings:
-    return settings if settings.restarts == 0 else replace(settings, restarts=0)
-
-
 def within(options: SolveOptions, seconds: float) -> SolveOptions:
     """``options`` whose solves spend at most ``seconds`` on restarts (``SolveSettings.time_limit``;
     a tighter limit of their own stands)."""
-    return replace(options, settings=_within(options.settings, seconds))
-
-
-@functools.lru_cache(maxsize=64)
-def _within(settings: SolveSettings, seconds: float) -> SolveSettings:
+    settings = options.settings
     if settings.time_limit is not None and settings.time_limit <= seconds:
-        return settings
-    return replace(settings, time_limit=seconds)
+        return options
+    return replace(options, settings=replace(settings, time_limit=seconds))
 
 
 def shot_jumps(result: SolveResult, frame_numbers: Array) -> tuple[Array, Array]:

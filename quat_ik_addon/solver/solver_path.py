@@ -4,6 +4,8 @@ whether it knows every limit of a chain)."""
 
 from __future__ import annotations
 
+import weakref
+
 from .chain import Chain
 from .native import kernel_calls, library
 from .native.packing import unsupported_reason
@@ -18,8 +20,16 @@ def describe(chain: Chain | None = None) -> str:
     _, status = library.load()
     if chain is None or not status.active:
         return status.describe()
-    reason = unsupported_reason(chain)
-    return "native kernel" if reason is None else f"numpy ({reason})"
+    line = _lines.get(chain)
+    if line is None:
+        reason = unsupported_reason(chain)
+        line = _lines[chain] = "native kernel" if reason is None else f"numpy ({reason})"
+    return line
+
+
+# Per chain object (chains are immutable), with the library loaded: ``describe``'s line (each
+# Live update records it on every chain it solved).
+_lines: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def solves_natively(chain: Chain, settings: SolveSettings) -> bool:

@@ -20,6 +20,12 @@ def test_multiply_composes_rotations_like_matrices(p, q, v):
     )
 
 
+@given(quaternions, quaternions, vectors)
+def test_one_pose_in_plain_floats_agrees_with_the_batched_forms(p, q, v):
+    np.testing.assert_allclose(quat.multiply_one(p.tolist(), q.tolist()), quat.multiply(p, q), rtol=0.0, atol=1e-12)
+    np.testing.assert_allclose(quat.rotate_one(q.tolist(), v.tolist()), quat.rotate(q, v), rtol=0.0, atol=1e-12)
+
+
 @given(quaternions)
 def test_matrix_round_trip(q):
     back = quat.from_matrix(quat.to_matrix(q))

@@ -57,6 +57,24 @@ def test_ccd_with_restarts_reaches_nearly_every_reachable_target_on_arm3(rng):
     assert np.any(result.restarts > 0)  # restarts did the work
 
 
+def test_random_poses_drawn_again_are_the_draws_and_leave_the_generator_as_they_do(limited_chain):
+    """A chain keeps a few rows it drew (restart rounds draw the same ones from the same seed):
+    drawn again from the same state they are what a chain that kept nothing draws, and the
+    generator goes on alike."""
+
+    def keeping_nothing() -> Chain:
+        c = limited_chain
+        return Chain(c.bone_names, c.rest_rotations, c.rest_offsets, c.lengths, c.limits, c.effector_offset)
+
+    for count in (8, 3, 8):
+        drawn = limited_chain.random_poses(np.random.default_rng(11), count)
+        drawn[:] = 0.0  # (the caller's to change: what is kept is not)
+        kept, fresh, other = np.random.default_rng(11), np.random.default_rng(11), keeping_nothing()
+        for _ in range(2):  # from memory, then from the state it left the generator in
+            np.testing.assert_array_equal(limited_chain.random_poses(kept, count), other.random_poses(fresh, count))
+        np.testing.assert_array_equal(kept.normal(size=5), fresh.normal(size=5))
+
+
 def test_straight_rest_on_the_elbow_limit_does_not_get_stuck(rng):
     """The case that defeats Blender's IK: rest is straight, exactly on the elbow's 0° limit,
     and targets need the elbow bent; a solver that starts from rest finds no gradient to bend."""

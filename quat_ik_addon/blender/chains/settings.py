@@ -377,8 +377,20 @@ def body_of(ob, index: int, among=None) -> list[int]:
     """Indices of the enabled chains (those ``among(chain)`` accepts, if given) solved as one
     body with chain ``index`` (itself included): chains linked through shared bones, as
     ``solving/body_jobs.group_jobs`` groups them."""
-    chains = ob.quat_ik.chains
+    return _body_of(*_bone_sets(ob, list(ob.quat_ik.chains), {index}, among), index)
+
+
+def _bone_sets(ob, chains: list, chosen: set[int], among) -> tuple[dict[int, set[str]], set[int]]:
+    """The bones (from the tip up its parents) of the chains that may be in a body, by place:
+    those at ``chosen`` with a target and those that join others' bodies (enabled, with a
+    target, accepted by ``among``); and the places of the latter. (A chain without a target
+    cannot be solved, so it joins no body: its bones link nothing.)"""
     bones = ob.data.bones
+    joining = {
+        k
+        for k, chain in enumerate(chains)
+        if chain.target_object is not None and chain.enabled and (among is None or among(chain))
+    }
 
     def bone_set(chain) -> set[str]:
         found, bone, left = set(), bones.get(chain.tip_bone), chain.chain_length
@@ -387,20 +399,20 @@ def body_of(ob, index: int, among=None) -> list[int]:
             bone, left = bone.parent, left - 1
         return found
 
-    # (A chain without a target cannot be solved, so it joins no body: its bones link nothing.)
-    if chains[index].target_object is None:
+    with_target = {k for k in chosen if chains[k].target_object is not None}
+    return {k: bone_set(chains[k]) for k in sorted(joining | with_target)}, joining
+
+
+def _body_of(sets: dict[int, set[str]], joining: set[int], index: int) -> list[int]:
+    """``body_of`` from ``_bone_sets`` (``index`` among its chosen chains)."""
+    if index not in sets:
         return [index]
-    sets = {
-        k: bone_set(chain)
-        for k, chain in enumerate(chains)
-        if k == index or (chain.enabled and chain.target_object is not None and (among is None or among(chain)))
-    }
-    body, reached = {index}, set(sets.get(index, ()))
+    body, reached = {index}, set(sets[index])
     grown = True
     while grown:
         grown = False
         for k, found in sets.items():
-            if k not in body and found & reached:
+            if k not in body and k in joining and found & reached:
                 body.add(k)
                 reached |= found
                 grown = True
@@ -414,5 +426,7 @@ def with_bodies(ob, chosen, among=None) -> list:
     chains = list(ob.quat_ik.chains)
     if not ob.quat_ik.use_bodies or len(chains) < 2:
         return list(chosen)
-    indices = {i for chain in chosen for i in body_of(ob, chains.index(chain), among)}
+    places = [chains.index(chain) for chain in chosen]
+    sets, joining = _bone_sets(ob, chains, set(places), among)  # (each chain's bones followed once)
+    indices = {i for index in places for i in _body_of(sets, joining, index)}
     return [chain for i, chain in enumerate(chains) if i in indices]

@@ -21,12 +21,12 @@ def write_pose(rig: ChainRig, rotations: np.ndarray) -> bool:
     """Write one pose (n, 4) to the armature's pose bones; True if any value changed."""
     pose_bones = rig.armature.pose.bones
     changed = False
-    for name, writable, q in zip(rig.bone_names, rig.writable, rotations, strict=True):
+    for name, writable, q, values in zip(rig.bone_names, rig.writable, rotations, rotations.tolist(), strict=True):
         if not writable:
             continue
         pose_bone = pose_bones[name]
         if locks.holds_no_quaternion_channel(pose_bone):
-            changed |= _write_quaternion(pose_bone, q)
+            changed |= _write_quaternion(pose_bone, values)
             continue
         held = locks.held_channels(pose_bone)  # the mode, the locks and the current values, read once
         current = np.asarray(held.values)
@@ -37,17 +37,18 @@ def write_pose(rig: ChainRig, rotations: np.ndarray) -> bool:
     return changed
 
 
-def _write_quaternion(pose_bone, q: np.ndarray) -> bool:
+def _write_quaternion(pose_bone, values: list[float]) -> bool:
     """The common case of ``write_pose`` in plain floats (a Live update writes every chain bone,
-    and numpy's calls cost more than the arithmetic on four numbers): the sign of the bone's
-    current quaternion (``rotation_modes.continuous_quaternions``), written if it changed."""
-    current = tuple(pose_bone.rotation_quaternion)
-    values = tuple(float(value) for value in q)
-    if sum(a * b for a, b in zip(values, current, strict=True)) < 0.0:
-        values = tuple(-value for value in values)
-    if max(abs(a - b) for a, b in zip(values, current, strict=True)) <= CHANGE_TOLERANCE:
+    and numpy's calls cost more than the arithmetic on four numbers): ``values`` (w, x, y, z)
+    with the sign of the bone's current quaternion (``rotation_modes.continuous_quaternions``),
+    written if they changed."""
+    w, x, y, z = values
+    cw, cx, cy, cz = pose_bone.rotation_quaternion
+    if w * cw + x * cx + y * cy + z * cz < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    if max(abs(w - cw), abs(x - cx), abs(y - cy), abs(z - cz)) <= CHANGE_TOLERANCE:
         return False
-    pose_bone.rotation_quaternion = values
+    pose_bone.rotation_quaternion = (w, x, y, z)
     return True
 
 

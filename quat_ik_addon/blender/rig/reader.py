@@ -510,7 +510,19 @@ def check_root_frame(rig: ChainRig, root_parent: np.ndarray) -> None:
 
 
 def evaluated(ob, depsgraph):
-    """The evaluated copy of ``ob``; ChainError if it is not in the evaluated scene."""
+    """The evaluated copy of ``ob``; ChainError if it is not in the evaluated scene. Within
+    ``visibility_snapshot`` each object's is looked up once (a Live update reads the armature
+    and the targets of every chain for its fingerprints and again for its inputs)."""
+    if _evaluated is not None:
+        key = (ob.as_pointer(), depsgraph.as_pointer())
+        found = _evaluated.get(key)
+        if found is None:
+            found = _evaluated[key] = _evaluated_now(ob, depsgraph)
+        return found
+    return _evaluated_now(ob, depsgraph)
+
+
+def _evaluated_now(ob, depsgraph):
     ob_eval = ob.evaluated_get(depsgraph)
     if not ob_eval.is_evaluated or not enabled_in(ob, depsgraph):
         where = "renders" if depsgraph.mode == "RENDER" else "viewports"
@@ -557,10 +569,12 @@ def _enabled_names(depsgraph, disabled: str) -> set[str]:
     return names
 
 
-# Within ``visibility_snapshot``: (depsgraph, flag) -> enabled object names, built once; and
-# (armature, tip bone, length) -> the chain's bone names (or why it has none).
+# Within ``visibility_snapshot``: (depsgraph, flag) -> enabled object names, built once;
+# (armature, tip bone, length) -> the chain's bone names (or why it has none); and (object,
+# depsgraph) -> its evaluated copy.
 _snapshots: dict | None = None
 _bone_names: dict | None = None
+_evaluated: dict | None = None
 
 
 @contextmanager
@@ -568,23 +582,28 @@ def visibility_snapshot():
     """Within this block ``enabled_in`` lists each view layer's enabled objects once: a handler
     reads every chain's armature and targets, and listing them per object cost a search of
     the scene's objects each (50 armatures of 4 chains among 5,000 objects: 170 ms an update).
-    Each chain's bones are followed once too (``chain_bone_names``): nothing inside the block
-    may add, delete or re-parent bones."""
-    global _snapshots, _bone_names
-    outer = _snapshots, _bone_names
+    Each chain's bones are followed once too (``chain_bone_names``), and each object's
+    evaluated copy looked up once (``evaluated``): nothing inside the block may add, delete or
+    re-parent bones, or evaluate the depsgraph."""
+    global _snapshots, _bone_names, _evaluated
+    outer = _snapshots, _bone_names, _evaluated
     _snapshots = {} if outer[0] is None else outer[0]
     _bone_names = {} if outer[1] is None else outer[1]
+    _evaluated = {} if outer[2] is None else outer[2]
     try:
         yield
     finally:
-        _snapshots, _bone_names = outer
+        _snapshots, _bone_names, _evaluated = outer
+
+
+_IDENTITY = np.identity(4)
 
 
 def read_frame_inputs(rig: ChainRig, depsgraph) -> FrameInputs:
     """Read one frame's inputs from the evaluated scene (see the module docstring)."""
     ob_eval = evaluated(rig.armature, depsgraph)
     pose_bones = ob_eval.pose.bones
-    root_parent = _matrix_np(pose_bones[rig.root_parent].matrix) if rig.root_parent is not None else np.identity(4)
+    root_parent = _matrix_np(pose_bones[rig.root_parent].matrix) if rig.root_parent is not None else _IDENTITY.copy()
     check_root_frame(rig, root_parent)
     target_world = _world_matrix(rig.target_object, rig.target_bone, depsgraph)
     orientation_world = None

@@ -302,12 +302,15 @@ def _solve_loaded(scene) -> None:
 
 
 def _forget_session() -> None:
-    """Forget what was solved and read (``session.forget_all``), the rigs read included: after
-    undo or a file load the objects they hold may be gone."""
+    """Forget what was solved and read (``session.forget_all``), the rigs read and the bodies
+    made for them included: after undo or a file load the objects they hold may be gone."""
     session.forget_all()
     rig_reader = sys.modules.get(f"{_BLENDER_PACKAGE}.rig.reader")  # imported once something was read
     if rig_reader is not None:
         rig_reader.forget_rigs()
+    body_jobs = sys.modules.get(f"{_BLENDER_PACKAGE}.solving.body_jobs")  # imported once a body was solved
+    if body_jobs is not None:
+        body_jobs.forget_bodies()
 
 
 @persistent

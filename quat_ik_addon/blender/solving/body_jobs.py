@@ -14,6 +14,8 @@ Y scale of stretchy bones. No ``bpy`` here.
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -32,7 +34,7 @@ from ..errors import ChainError
 from ..limits import conversion
 from . import cache
 from .jobs import ChainJob, ChainSolution
-from .matrices import check_finite, invert, nearest_rotations, rigid_frames, rigid_inverse
+from .matrices import check_finite, invert, rigid_frames, rigid_inverse, rotations_of
 
 _BODY_CACHE_SIZE = 64
 _bodies: dict[tuple, Body] = {}  # Live builds the same body on every update: once per distinct rig
@@ -151,7 +153,10 @@ def _agreeing_limits(chains: list) -> list:
 
 
 def forget_bodies() -> None:
+    """Drop the bodies and shapes made so far (a file loaded, undo: the rigs they were made for
+    hold objects that may be gone)."""
     _bodies.clear()
+    _shapes.clear()
 
 
 def _stretch_of(armature, bone_names) -> dict:
@@ -191,10 +196,6 @@ def body_root(jobs, bones: set[str]) -> tuple[object, str | None]:
     return roots[0], roots[0].rig.root_parent
 
 
-def _row_rotations(m: np.ndarray) -> np.ndarray:
-    return quat.from_matrix(nearest_rotations(m))
-
-
 # A target that moves with a bone of its own body (a hand on a prop the other hand holds) is
 # followed: the body is solved again, warm, with the targets where the last answer put them,
 # until they move less than the tolerance, at most this many times more.
@@ -202,15 +203,35 @@ SELF_HELD_ROUNDS = 4
 
 
 @dataclass(frozen=True)
+class _BodyShape:
+    """What a body's solve takes from its chains' rigs alone (``_shape_of``)."""
+
+    body: Body
+    base: int  # the job whose root frame is the body's
+    parent_bone: str | None  # the bone that frame belongs to
+    stretchy: frozenset[str]
+    rows: tuple[np.ndarray, ...]  # per job: its bones' places in the body
+    tips: tuple[int, ...]  # per job: its tip's place
+    effector_points: np.ndarray  # (jobs, 3) per job: its effector in its tip's frame
+
+
+@dataclass(frozen=True)
 class _BodyFrame:
     """The body and its root frame over the F frames (root frame -> armature and -> world)."""
 
-    body: Body
+    shape: _BodyShape
     base: ChainJob  # the job whose root frame is the body's
     parent: np.ndarray  # (F, 4, 4) root frame -> armature space, after the chains solved before
     root_world: np.ndarray  # (F, 4, 4)
     to_root: np.ndarray  # (F, 4, 4) world -> root frame
-    stretchy: frozenset[str]
+
+    @property
+    def body(self) -> Body:
+        return self.shape.body
+
+    @property
+    def stretchy(self) -> frozenset[str]:
+        return self.shape.stretchy
 
 
 def solve_body_jobs(
@@ -236,11 +257,7 @@ def solve_body_jobs(
         stale = "the body's learned start poses are stale (its chains, rig or limits changed): learn them again"
         jobs = [replace(jobs[0], rig=replace(jobs[0].rig, warnings=(*jobs[0].rig.warnings, stale))), *jobs[1:]]
         learned = None
-    options = BodyOptions(
-        settings=body_settings_from(settings, warm=jobs[0].warm_start),
-        time_limit=settings.time_limit,
-        learned_starts=learned,
-    )
+    options = _body_options(settings, jobs[0].warm_start, learned)
     start, positions = _start(body, jobs), None
     for _round in range(1 + (SELF_HELD_ROUNDS if held_inside else 0)):
         goals = _goals(frame, jobs, corrections)
@@ -273,28 +290,84 @@ def learn_starts(jobs: Sequence[ChainJob], corrections) -> BodyLearnedStarts:
     return learn_body_starts(frame.body, effectors, settings=body_settings_from(jobs[0].options.settings))
 
 
+@functools.lru_cache(maxsize=64)  # Live asks on every update; building the settings checks every field
+def _body_options(settings, warm: bool, learned: BodyLearnedStarts | None) -> BodyOptions:
+    """The body's options from its first chain's solve settings (``body_settings_from``)."""
+    return BodyOptions(
+        settings=body_settings_from(settings, warm=warm), time_limit=settings.time_limit, learned_starts=learned
+    )
+
+
 def _body_frame(jobs: Sequence[ChainJob], corrections) -> _BodyFrame:
+    shape = _shape_of(jobs)
+    base = jobs[shape.base]
+    parent = corrections.apply(shape.parent_bone, base.inputs.root_parent_armature)
+    root_world = base.inputs.object_world @ parent
+    return _BodyFrame(
+        shape=shape,
+        base=base,
+        parent=parent,
+        root_world=root_world,
+        to_root=invert(root_world, "root frame of the body"),
+    )
+
+
+_SHAPES_KEPT = 64
+_shapes: dict[tuple, _BodyShape] = {}
+
+
+def _shape_of(jobs: Sequence[ChainJob]) -> _BodyShape:
+    """The body of the jobs' chains and where each chain lies in it, made once for the same rigs
+    (Live solves the same body on every update). A rig is read anew whenever anything it is built
+    from changes, a bone's Stretch settings included (``rig.reader``: each of them changes the
+    armature's settings generation), so the same rigs make the same shape."""
+    key = tuple(job.rig for job in jobs)
+    shape = _shapes.get(key)
+    if shape is None:
+        shape = _shape_now(jobs)
+        if len(_shapes) >= _SHAPES_KEPT:
+            _shapes.clear()
+        _shapes[key] = shape
+    return shape
+
+
+def _shape_now(jobs: Sequence[ChainJob]) -> _BodyShape:
     armature = jobs[0].rig.armature
     bones = set().union(*(job.rig.bone_names for job in jobs))
     base, parent_bone = body_root(jobs, bones)
     attach = {job.rig.bone_names[0]: job.rig.root_parent for job in jobs if job.rig.root_parent in bones}
     stretch = _stretch_of(armature, sorted(bones))
     _check_stretch_children(armature, sorted(stretch), bones)
-    parent = corrections.apply(parent_bone, base.inputs.root_parent_armature)
-    root_world = base.inputs.object_world @ parent
-    return _BodyFrame(
-        body=_body_of(jobs, stretch, attach),
-        base=base,
-        parent=parent,
-        root_world=root_world,
-        to_root=invert(root_world, "root frame of the body"),
+    body = _body_of(jobs, stretch, attach)
+    return _BodyShape(
+        body=body,
+        base=next(k for k, job in enumerate(jobs) if job is base),
+        parent_bone=parent_bone,
         stretchy=frozenset(stretch),
+        rows=tuple(np.array([body.index(name) for name in job.rig.bone_names]) for job in jobs),
+        tips=tuple(body.index(job.rig.bone_names[-1]) for job in jobs),
+        # Every chain's effector: its tip's tail plus its effector offset.
+        effector_points=np.array(
+            [np.array([0.0, job.rig.chain.lengths[-1], 0.0]) + job.rig.chain.effector_offset for job in jobs]
+        ),
     )
 
 
 def _active_goal(job: ChainJob) -> bool:
     influence = job.inputs.influence
     return influence is None or bool(np.any(influence > 0.0))
+
+
+_effectors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Chain -> its Effector
+
+
+def _effector_of(chain) -> Effector:
+    """The chain's ``Effector``, made once per chain (chains are immutable; each Live update
+    makes its goals anew)."""
+    effector = _effectors.get(chain)
+    if effector is None:
+        effector = _effectors[chain] = Effector.of_chain(chain)
+    return effector
 
 
 def _goals(frame: _BodyFrame, jobs: Sequence[ChainJob], corrections) -> list[Goal]:
@@ -305,15 +378,15 @@ def _goals(frame: _BodyFrame, jobs: Sequence[ChainJob], corrections) -> list[Goa
         rig, inputs = job.rig, job.inputs
         target_world = corrections.moved(rig.target_anchor, inputs.object_world, inputs.target_world)
         orientation_world = corrections.moved(rig.orientation_anchor, inputs.object_world, inputs.orientation_world)
-        check_finite(rig, target_world, orientation_world, None, frame.root_world)
+        check_finite(rig, target_world, orientation_world, None, None)  # (the root frame: by ``invert``)
         if not _active_goal(job):
             continue
         orientations = None
         if orientation_world is not None:
-            orientations = _row_rotations(frame.to_root[:, :3, :3] @ orientation_world[:, :3, :3])
+            orientations = rotations_of(frame.to_root[:, :3, :3] @ orientation_world[:, :3, :3])
         goals.append(
             Goal(
-                Effector.of_chain(rig.chain),
+                _effector_of(rig.chain),
                 position=np.einsum("fij,fj->fi", frame.to_root, target_world[:, :, 3])[:, :3],
                 orientation=orientations,
                 position_weight=float(job.weight),
@@ -353,7 +426,7 @@ def _pins(frame: _BodyFrame, pins: Sequence[PinInput], frames) -> tuple[list[Pin
     """The pins on the body's bones active on some of its frames, NaN on the others, in the
     body's root frame; and (pin, active frames) for each."""
     count = len(frame.to_root)
-    to_root_from_armature = invert(frame.parent, "root frame of the body")
+    to_root_from_armature = None
     body_pins, pin_rows = [], []
     for pin in pins:
         if pin.bone not in frame.body.bone_names:
@@ -361,14 +434,15 @@ def _pins(frame: _BodyFrame, pins: Sequence[PinInput], frames) -> tuple[list[Pin
         active = pin.active(np.asarray(frames, dtype=float)) if frames is not None else np.zeros(count, bool)
         if not active.any():
             continue
+        if to_root_from_armature is None:
+            to_root_from_armature = invert(frame.parent, "root frame of the body")
         position = rotation = None
         if pin.location is not None:
             position = np.einsum("fij,j->fi", to_root_from_armature, np.append(pin.location, 1.0))[:, :3]
             position[~active] = np.nan
         if pin.rotation is not None:
             held = quat.to_matrix(quat.normalize(pin.rotation))
-            rotation = _row_rotations(to_root_from_armature[:, :3, :3] @ held)
-            rotation[~active] = np.nan
+            rotation = np.where(active[:, None], rotations_of(to_root_from_armature[:, :3, :3] @ held), np.nan)
         body_pins.append(Pin(pin.bone, position=position, rotation=rotation))
         pin_rows.append((pin, active))
     return body_pins, pin_rows
@@ -392,22 +466,23 @@ def _record(frame: _BodyFrame, jobs: Sequence[ChainJob], corrections, result) ->
 def _solutions(frame: _BodyFrame, jobs: Sequence[ChainJob], result) -> list[ChainSolution]:
     """One ``ChainSolution`` per job from the body's result: its bones' rotations (blended by
     its Influence), its goal's errors, and the Y scales of its stretchy bones."""
-    body = frame.body
-    pose = body.forward_kinematics(result.rotations, result.stretch)
+    shape = frame.shape
     count = len(result.rotations)
+    effectors = shape.body.points_at(result.rotations, result.stretch, shape.tips, shape.effector_points)
     solutions, goal_index = [], 0
     names = tuple(job.rig.chain_name for job in jobs)
     # A bone blends by the largest Influence of the chains holding it: a shared spine written by
     # every chain of the body takes one pose, the one its fullest chain asks for.
+    shares = [
+        np.ones(count) if job.inputs.influence is None else np.clip(job.inputs.influence, 0.0, 1.0) for job in jobs
+    ]
     influences: dict[str, np.ndarray] = {}
-    for job in jobs:
-        share = np.ones(count) if job.inputs.influence is None else np.clip(job.inputs.influence, 0.0, 1.0)
-        for name in job.rig.bone_names:
-            influences[name] = np.maximum(influences.get(name, share), share)
-    for job in jobs:
-        rig, inputs = job.rig, job.inputs
-        rows = np.array([body.index(name) for name in rig.bone_names])
-        tip = (np.array([0.0, rig.chain.lengths[-1], 0.0]) + rig.chain.effector_offset)[None]
+    if any(np.any(share < 1.0) for share in shares):  # (else every bone takes the whole answer)
+        for job, share in zip(jobs, shares, strict=True):
+            for name in job.rig.bone_names:
+                influences[name] = np.maximum(influences.get(name, share), share)
+    for k, job in enumerate(jobs):
+        rig, inputs, rows = job.rig, job.inputs, shape.rows[k]
         position_error = orientation_error = np.zeros(count)
         if _active_goal(job):
             position_error = result.position_error[:, goal_index]
@@ -415,7 +490,7 @@ def _solutions(frame: _BodyFrame, jobs: Sequence[ChainJob], result) -> list[Chai
             goal_index += 1
         outcome = SolveResult(
             rotations=result.rotations[:, rows],
-            effector=pose.points(rows[-1:], tip)[:, 0],
+            effector=effectors[:, k],
             position_error=position_error,
             orientation_error=orientation_error,
             iterations=result.iterations,
@@ -423,8 +498,8 @@ def _solutions(frame: _BodyFrame, jobs: Sequence[ChainJob], result) -> list[Chai
             converged=(position_error <= result.tolerance) & (orientation_error <= result.angle_tolerance),
             tolerance=result.tolerance,
         )
-        influence = np.stack([influences[name] for name in rig.bone_names], axis=1)  # (F, n)
-        if np.any(influence < 1.0):
+        influence = np.stack([influences[name] for name in rig.bone_names], axis=1) if influences else None  # (F, n)
+        if influence is not None and np.any(influence < 1.0):
             own = inputs.rotations if job.own_rotations is None else job.own_rotations
             outcome = replace(outcome, rotations=blend(own, outcome.rotations, influence))
         stretch = result.stretch[:, rows] if frame.stretchy.intersection(rig.bone_names) else None

@@ -26,7 +26,6 @@ from dataclasses import replace
 import numpy as np
 
 from ...solver import interrupt
-from ...solver import quaternion as quat
 from ...solver.request import SolveRequest
 from ...solver.settings import SolveResult
 from ...solver.shots.pose_curves import blend
@@ -35,7 +34,7 @@ from ..errors import ChainError
 from ..rig.reader import ChainRig, chain_bone_names, with_ancestors
 from . import body_jobs, cache
 from .jobs import ChainJob, ChainSolution
-from .matrices import affine_inverse, check_finite, invert, nearest_rotations, rigid_frames, rigid_inverse
+from .matrices import affine_inverse, check_finite, invert, rigid_frames, rigid_inverse, rotations_of
 
 
 class _Corrections:
@@ -263,7 +262,7 @@ def _solve_one(
     orientations = None
     if orientation_world is not None:
         wanted = to_root[:, :3, :3] @ orientation_world[:, :3, :3]
-        orientations = quat.from_matrix(nearest_rotations(wanted))
+        orientations = rotations_of(wanted)
     poles = None
     if pole_world is not None:
         poles = np.einsum("fij,fj->fi", to_root, pole_world[:, :, 3])[:, :3]

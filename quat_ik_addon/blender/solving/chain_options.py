@@ -32,12 +32,25 @@ def options_for(chain_settings, learned_starts: LearnedStarts | None = None) -> 
     orientation_weight = 0.0
     if chain_settings.orientation_mode != "NONE":
         orientation_weight = float(chain_settings.orientation_weight)
+    return _options(
+        settings,
+        orientation_weight,
+        learned_starts if chain_settings.use_learned_start else None,
+        float(chain_settings.pole_angle),
+        str(getattr(chain_settings, "pole_facing", "BEND")).lower(),
+    )
+
+
+@functools.lru_cache(maxsize=256)  # the same options object for the same settings (``request.within`` keeps it)
+def _options(
+    settings: SolveSettings, orientation_weight: float, learned_starts, pole_angle: float, pole_facing: str
+) -> SolveOptions:
     return SolveOptions(
         settings=settings,
         orientation_weight=orientation_weight,
-        learned_starts=learned_starts if chain_settings.use_learned_start else None,
-        pole_angle=float(chain_settings.pole_angle),
-        pole_facing=str(getattr(chain_settings, "pole_facing", "BEND")).lower(),
+        learned_starts=learned_starts,
+        pole_angle=pole_angle,
+        pole_facing=pole_facing,
     )
 
 

@@ -39,6 +39,28 @@ def nearest_rotations(m: np.ndarray) -> np.ndarray:
     return r
 
 
+# One matrix's rotation, remembered by its numbers (``rotations_of``).
+_ROTATIONS_KEPT = 64
+_rotations: dict[bytes, np.ndarray] = {}
+
+
+def rotations_of(m: np.ndarray) -> np.ndarray:
+    """Unit quaternions (F, 4) of the nearest rotations to (F, 3, 3) matrices. One matrix (Live,
+    Per Frame) is answered from memory when its numbers were seen before (a target dragged or a
+    rig moved keeps its turn): the SVD and the conversion cost ~0.08 ms. Read-only."""
+    m = np.ascontiguousarray(m, dtype=float)
+    key = m.tobytes() if len(m) == 1 else None
+    found = _rotations.get(key) if key is not None else None
+    if found is None:
+        found = quat.from_matrix(nearest_rotations(m))
+        found.setflags(write=False)
+        if key is not None:
+            if len(_rotations) >= _ROTATIONS_KEPT:
+                _rotations.clear()
+            _rotations[key] = found
+    return found
+
+
 def invert(m: np.ndarray, what: str) -> np.ndarray:
     """Inverses of (F, 4, 4) affine matrices; ChainError naming ``what`` where one holds NaN
     or infinity or has zero scale."""

@@ -41,6 +41,11 @@ class Effector:
         return cls(chain.bone_names[-1], chain.effector_offset)
 
 
+_DEFAULT_AIM = (0.0, 1.0, 0.0)  # a goal's aim axis unless given: the bone's own Y
+_Y_AXIS = np.array(_DEFAULT_AIM)
+_Y_AXIS.setflags(write=False)
+
+
 @dataclass(frozen=True)
 class Goal:
     """Where an effector should be: any of ``position``, ``orientation`` or ``direction``
@@ -50,7 +55,7 @@ class Goal:
     position: ArrayLike | None = None
     orientation: ArrayLike | None = None
     direction: ArrayLike | None = None
-    aim_axis: ArrayLike = (0.0, 1.0, 0.0)
+    aim_axis: ArrayLike = _DEFAULT_AIM
     position_weight: float = 1.0
     orientation_weight: float = 1.0
     level: int = 0
@@ -75,6 +80,9 @@ class Goal:
                 or not (math.isfinite(weight) and weight >= 0.0)
             ):
                 raise ValueError(f"{name} must be a finite number >= 0, not {weight!r}")
+        if self.aim_axis is _DEFAULT_AIM:  # (unit already: most goals, made anew on every Live update)
+            object.__setattr__(self, "aim_axis", _Y_AXIS)
+            return
         aim = finite_array(self.aim_axis, (3,), "aim axis")
         if not np.linalg.norm(aim) > 1e-12:
             raise ValueError(f"the aim axis must be nonzero, not {aim.tolist()}")
@@ -201,32 +209,17 @@ def _laid_out_now(body: Body, goals: tuple, pins: tuple) -> Tasks:
             raise ValueError(f"pins must be Pin objects, not {pin!r}")
     count = len(goals) + len(pins)
     wanted: list[tuple[Array | None, Array | None, Array | None]] = []
-    bones, points, aims, position_weights, orientation_weights, raw_levels = [], [], [], [], [], []
     for pin in pins:
-        bone = body.index(pin.bone)
         position = None if pin.position is None else _rows(pin.position, 3, f"pin position of {pin.bone!r}")
         rotation = None if pin.rotation is None else _rows(pin.rotation, 4, f"pin rotation of {pin.bone!r}")
         wanted.append((position, rotation, None))
-        bones.append(bone)
-        points.append(np.zeros(3))
-        aims.append(np.array([0.0, 1.0, 0.0]))
-        position_weights.append(0.0 if position is None else 1.0)
-        orientation_weights.append(0.0 if rotation is None else 1.0)
-        raw_levels.append(PIN_LEVEL)
     for goal in goals:
-        effector = goal.effector
-        bone = body.index(effector.bone)
-        what = f"goal of {effector.bone!r}"
+        what = f"goal of {goal.effector.bone!r}"
         position = None if goal.position is None else _rows(goal.position, 3, f"{what}: position")
         orientation = None if goal.orientation is None else _rows(goal.orientation, 4, f"{what}: orientation")
         direction = None if goal.direction is None else _rows(goal.direction, 3, f"{what}: direction")
         wanted.append((position, orientation, direction))
-        bones.append(bone)
-        points.append(np.array([0.0, body.lengths[bone], 0.0]) + effector.offset)
-        aims.append(goal.aim_axis)
-        position_weights.append(0.0 if position is None else float(goal.position_weight))
-        orientation_weights.append(0.0 if orientation is None and direction is None else float(goal.orientation_weight))
-        raw_levels.append(int(goal.level))
+    layout = _layout(body, goals, pins, wanted)
     sizes = {len(a) for triple in wanted for a in triple if a is not None and len(a) != 1}
     if len(sizes) > 1:
         raise ValueError(f"goals and pins give different numbers of rows: {sorted(sizes)}")
@@ -236,6 +229,8 @@ def _laid_out_now(body: Body, goals: tuple, pins: tuple) -> Tasks:
     directions = np.full((rows, count, 3), np.nan)
     for t, (position, orientation, direction) in enumerate(wanted):
         if position is not None:
+            if np.abs(position).max() > 1e50:
+                raise ValueError("target positions must lie within ±1e50")
             positions[:, t] = position
         if orientation is not None:
             size = np.linalg.norm(orientation, axis=-1)
@@ -247,22 +242,66 @@ def _laid_out_now(body: Body, goals: tuple, pins: tuple) -> Tasks:
             if np.any(size < 1e-12):
                 raise ValueError(f"task {t}: a target direction is the zero vector")
             directions[:, t] = direction / size
-    if np.any(np.abs(np.nan_to_num(positions)) > 1e50):
-        raise ValueError("target positions must lie within ±1e50")
+    return Tasks(positions=positions, orientations=orientations, directions=directions, **layout)
+
+
+_LAYOUTS_KEPT = 64
+_layouts: dict[tuple, dict] = {}  # ``_layout``'s answers, by what they depend on
+
+
+def _layout(body: Body, goals: tuple, pins: tuple, wanted: list) -> dict:
+    """What ``Tasks`` holds besides the targets: the tasks' bones, points, aim axes, weights and
+    levels (read-only). The same for every goal set of the same goals (Live lays out new goal
+    objects on every update), so kept by what it depends on: the same arrays for the same
+    tasks, which the kernel's packing keeps too (``native.body_calls``)."""
+    key = (
+        id(body),
+        body,
+        tuple(
+            (goal.effector.bone, goal.effector.offset.tobytes(), goal.aim_axis.tobytes(), goal.position_weight,
+             goal.orientation_weight, goal.level)
+            for goal in goals
+        ),
+        tuple(pin.bone for pin in pins),
+        tuple(tuple(part is None for part in triple) for triple in wanted),
+    )  # fmt: skip
+    found = _layouts.get(key)
+    if found is not None:
+        return found
+    bones, points, aims, position_weights, orientation_weights, raw_levels = [], [], [], [], [], []
+    for pin, (position, rotation, _none) in zip(pins, wanted[: len(pins)], strict=True):
+        bones.append(body.index(pin.bone))
+        points.append(np.zeros(3))
+        aims.append(np.array([0.0, 1.0, 0.0]))
+        position_weights.append(0.0 if position is None else 1.0)
+        orientation_weights.append(0.0 if rotation is None else 1.0)
+        raw_levels.append(PIN_LEVEL)
+    for goal, (position, orientation, direction) in zip(goals, wanted[len(pins) :], strict=True):
+        bone = body.index(goal.effector.bone)
+        bones.append(bone)
+        points.append(np.array([0.0, body.lengths[bone], 0.0]) + goal.effector.offset)
+        aims.append(goal.aim_axis)
+        position_weights.append(0.0 if position is None else float(goal.position_weight))
+        orientation_weights.append(0.0 if orientation is None and direction is None else float(goal.orientation_weight))
+        raw_levels.append(int(goal.level))
     levels = tuple(sorted(set(raw_levels)))
-    return Tasks(
-        bones=np.array(bones, dtype=np.intp),
-        points=np.array(points),
-        positions=positions,
-        orientations=orientations,
-        directions=directions,
-        aim_axes=np.array(aims),
-        position_weights=np.array(position_weights),
-        orientation_weights=np.array(orientation_weights),
-        levels=levels,
-        level_of=np.array([levels.index(level) for level in raw_levels], dtype=np.intp),
-        n_pins=len(pins),
-    )
+    found = {
+        "bones": np.array(bones, dtype=np.intp),
+        "points": np.array(points),
+        "aim_axes": np.array(aims),
+        "position_weights": np.array(position_weights),
+        "orientation_weights": np.array(orientation_weights),
+        "levels": levels,
+        "level_of": np.array([levels.index(level) for level in raw_levels], dtype=np.intp),
+        "n_pins": len(pins),
+    }
+    for value in found.values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    if len(_layouts) >= _LAYOUTS_KEPT:
+        _layouts.clear()
+    _layouts[key] = found
+    return found
 
 
 def task_errors(tasks: Tasks, pose, size: float) -> tuple[Array, Array]:

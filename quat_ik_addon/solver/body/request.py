@@ -114,18 +114,19 @@ class BodyRequest:
         wrong = [pole for pole in poles if not isinstance(pole, BodyPole)]
         if wrong:
             raise ValueError(f"poles must be BodyPole objects, not {wrong[0]!r}")
-        pole_rows = [_target_rows(pole.position, 3, f"the pole of {pole.bones[0]!r}: position") for pole in poles]
+        pole_rows = [_target_rows(pole.position, 3, f"the pole of {pole.bones[0]!r}: position")[0] for pole in poles]
         tasks = [(f"the pin of {p.bone!r}", [(n, getattr(p, n)) for n in _PIN_PARTS]) for p in pins]
         tasks += [
             (f"goal {g} ({goal.effector.bone!r})", [(n, getattr(goal, n)) for n in _GOAL_PARTS])
             for g, goal in enumerate(goals)
         ]
+        # per task, per part: (targets, rows switched off) or None
         parts = [
             [None if value is None else _target_rows(value, _SIZES[name], f"{what}: {name}") for name, value in task]
             for what, task in tasks
         ]
         start = None if self.start is None else _start_rows(self.start)
-        counts = {len(a) for task in parts for a in task if a is not None and len(a) != 1}
+        counts = {len(a) for task in parts for a, _off in filter(None, task) if len(a) != 1}
         counts |= {len(rows) for rows in pole_rows if len(rows) != 1}
         counts |= {len(pole.angle) for pole in poles if pole.angle.ndim == 1 and len(pole.angle) != 1}
         if start is not None and start.ndim == 3:
@@ -135,12 +136,11 @@ class BodyRequest:
         frames = counts.pop() if counts else 1
         targets, active = [], []
         for (what, _), task in zip(tasks, parts, strict=True):
-            task = tuple(None if a is None else np.broadcast_to(a, (frames, a.shape[1])) for a in task)
-            off = [np.isnan(a).all(axis=1) for a in task if a is not None]
+            off = [_on_rows(o, frames) for _a, o in filter(None, task)]
             if any((o != off[0]).any() for o in off[1:]):
                 row = int(np.nonzero(np.any([o != off[0] for o in off], axis=0))[0][0])
                 raise ValueError(f"{what}: row {row} switches some targets off (NaN) but not all")
-            targets.append(task)
+            targets.append(tuple(None if part is None else _on_rows(part[0], frames) for part in task))
             active.append(~off[0])
         object.__setattr__(self, "goals", goals)
         object.__setattr__(self, "pins", pins)
@@ -217,29 +217,39 @@ def _real_numbers(value: ArrayLike, what: str) -> Array:
         raise ValueError(f"{what} must be numbers: {error}") from None
 
 
-def _target_rows(value: ArrayLike, size: int, what: str) -> Array:
+def _target_rows(value: ArrayLike, size: int, what: str) -> tuple[Array, NDArray[np.bool_]]:
     """(R, size) targets from one target (size,) or R rows of them: finite, or NaN for a whole
-    row (switched off there), a turn not the zero quaternion, a direction not the zero vector."""
+    row (switched off there), a turn not the zero quaternion, a direction not the zero vector;
+    and (R,) which rows are switched off."""
     array = _real_numbers(value, what)
     if array.ndim == 1:
         array = array[None]
     if array.ndim != 2 or array.shape[1] != size or len(array) == 0:
         raise ValueError(f"{what} must have shape ({size},) or (rows, {size}), not {np.shape(value)}")
-    off = np.isnan(array).all(axis=1)
-    bad = ~off & ~np.isfinite(array).all(axis=1)
-    if bad.any():
-        row = int(np.nonzero(bad)[0][0])
-        raise ValueError(
-            f"{what}: row {row} must be finite numbers (or all NaN to switch it off), not {array[row].tolist()}"
-        )
-    if np.any(np.abs(array[~off]) > 1e50):
+    if np.isfinite(array).all():  # every row on (the usual case): no row to tell apart
+        off, on = np.zeros(len(array), dtype=bool), array
+    else:
+        off = np.isnan(array).all(axis=1)
+        bad = ~off & ~np.isfinite(array).all(axis=1)
+        if bad.any():
+            row = int(np.nonzero(bad)[0][0])
+            raise ValueError(
+                f"{what}: row {row} must be finite numbers (or all NaN to switch it off), not {array[row].tolist()}"
+            )
+        on = array[~off]
+    if on.size and np.abs(on).max() > 1e50:
         raise ValueError(f"{what} must lie within ±1e50")
     if size == 4 or what.endswith("direction"):
         zero = ~off & (np.linalg.norm(array, axis=1) < 1e-12)
         if zero.any():
             kind = "quaternion" if size == 4 else "vector"
             raise ValueError(f"{what}: row {int(np.nonzero(zero)[0][0])} is the zero {kind}")
-    return array
+    return array, off
+
+
+def _on_rows(array: NDArray, frames: int) -> NDArray:
+    """``array`` ((R, ...) with R = 1 or ``frames``) on ``frames`` rows (one row: a view)."""
+    return array if len(array) == frames else np.broadcast_to(array, (frames, *array.shape[1:]))
 
 
 def _start_rows(start: ArrayLike) -> Array:
@@ -360,6 +370,7 @@ def _cold_start(body: Body, request: BodyRequest, options: BodyOptions) -> Array
     return learned.starts_for(request.goals, request.frames)
 
 
+@functools.lru_cache(maxsize=64)  # settings are frozen; Live asks on every update, and building checks every field
 def _without_restarts(settings: BodySettings) -> BodySettings:
     return replace(settings, restarts=0, top_restarts=0)
 
@@ -410,7 +421,7 @@ class _Answer:
         most = total if progress is None else max(1, -(-total // PROGRESS_STEPS))
         done = 0
         for pattern, group in _patterns(self.request.active[self.rows]):
-            for members in np.array_split(group, -(-len(group) // most)):
+            for members in np.array_split(group, -(-len(group) // most)) if len(group) > most else (group,):
                 group_start = None if start is None else start[members]
                 if not pattern.any():  # nothing to reach on these rows: they stay where they start
                     if group_start is not None:
@@ -562,14 +573,20 @@ class _Answer:
     def _put(self, rows: Rows, pattern: NDArray[np.bool_], part: BodyResult) -> None:
         n_pins = len(self.request.pins)
         pins, goals = np.nonzero(pattern[:n_pins])[0], np.nonzero(pattern[n_pins:])[0]
+        levels = [self.request.levels.index(level) for level in part.levels]
+        # Every row and every task in one part (as Live solves): whole arrays, no index grids.
+        whole = len(rows) == len(self.rows) and pattern.all() and len(levels) == len(self.request.levels)
+
+        def cells(columns):
+            return (slice(None), slice(None)) if whole else np.ix_(rows, columns)
+
         self.rotations[rows] = part.rotations
         self.stretch[rows] = part.stretch
-        self.position_error[np.ix_(rows, goals)] = part.position_error
-        self.orientation_error[np.ix_(rows, goals)] = part.orientation_error
-        self.pin_position_error[np.ix_(rows, pins)] = part.pin_position_error
-        self.pin_rotation_error[np.ix_(rows, pins)] = part.pin_rotation_error
-        levels = [self.request.levels.index(level) for level in part.levels]
-        self.level_met[np.ix_(rows, levels)] = part.level_met
+        self.position_error[cells(goals)] = part.position_error
+        self.orientation_error[cells(goals)] = part.orientation_error
+        self.pin_position_error[cells(pins)] = part.pin_position_error
+        self.pin_rotation_error[cells(pins)] = part.pin_rotation_error
+        self.level_met[cells(levels)] = part.level_met
         self.pins_held[rows] = part.pins_held
         self.iterations[rows] += part.iterations
         self.restarts[rows] += part.restarts
@@ -596,8 +613,12 @@ class _Answer:
         return unmet
 
     def result(self, *, out_of_time: bool) -> BodyRequestResult:
-        values = {f.name: getattr(self, f.name) for f in fields(BodyResult) if f.name != "levels"}
+        values = {name: getattr(self, name) for name in _RESULT_FIELDS}
         return BodyRequestResult(levels=self.request.levels, out_of_time=out_of_time, **values)
+
+
+# What an answer hands to its result (``BodyResult``'s fields but the levels, the request's).
+_RESULT_FIELDS = tuple(f.name for f in fields(BodyResult) if f.name != "levels")
 
 
 # What a kept trial replaces in a row (iterations and restarts add up instead).

@@ -331,6 +331,52 @@ class Body:
             posed[:, bones] = quat.multiply(pre[:, bones], rotations[:, bones])
         return BodyPose(heads, pre, posed, np.array(scales))
 
+    def points_at(self, rotations: ArrayLike, stretch: ArrayLike | None, bones, local: ArrayLike) -> Array:
+        """``forward_kinematics(rotations, stretch).points(bones, local)``: (N, k, 3) root-frame
+        positions of points given in their bones' frames. One pose (Live, Per Frame) is followed in
+        plain floats along those bones and their ancestors only, where numpy's calls cost far more
+        than the arithmetic (a 10-bone body: 0.2 ms against 0.03); it agrees to rounding."""
+        rotations = np.asarray(rotations, dtype=float)
+        if rotations.ndim == 2:
+            rotations = rotations[None]
+        bones, local = np.asarray(bones, dtype=np.intp), np.asarray(local, dtype=float)
+        if len(rotations) != 1:
+            return self.forward_kinematics(rotations, stretch).points(bones, local)
+        scales = [1.0] * self.n_bones if stretch is None else np.asarray(stretch, dtype=float).reshape(-1).tolist()
+        turns = rotations[0].tolist()
+        rest_rotations, rest_offsets = self._rest_lists
+        heads: dict[int, list[float]] = {}
+        frames: dict[int, list[float]] = {}
+        for bone in sorted(self._with_ancestors(bones.tolist())):  # (parents come first)
+            parent = self.parents[bone]
+            if parent < 0:
+                pre, head = rest_rotations[bone], rest_offsets[bone]
+            else:
+                frame = frames[parent]
+                pre = quat.multiply_one(frame, rest_rotations[bone])
+                x, y, z = rest_offsets[bone]
+                offset = quat.rotate_one(frame, (x, y * scales[parent], z))
+                head = [a + b for a, b in zip(heads[parent], offset, strict=True)]
+            heads[bone], frames[bone] = head, quat.multiply_one(pre, turns[bone])
+        points = []
+        for bone, (x, y, z) in zip(bones.tolist(), local.tolist(), strict=True):
+            offset = quat.rotate_one(frames[bone], (x, y * scales[bone], z))
+            points.append([a + b for a, b in zip(heads[bone], offset, strict=True)])
+        return np.array(points)[None]
+
+    @cached_property
+    def _rest_lists(self) -> tuple[list, list]:
+        """``rest_rotations`` and ``rest_offsets`` as plain floats (``points_at``)."""
+        return self.rest_rotations.tolist(), self.rest_offsets.tolist()
+
+    def _with_ancestors(self, bones: list[int]) -> set[int]:
+        found: set[int] = set()
+        for bone in bones:
+            while bone >= 0 and bone not in found:
+                found.add(bone)
+                bone = self.parents[bone]
+        return found
+
     def rest_pose(self, count: int) -> Array:
         """(count, B, 4) identity rotations."""
         return np.broadcast_to(quat.IDENTITY, (count, self.n_bones, 4)).copy()

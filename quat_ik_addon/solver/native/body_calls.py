@@ -117,7 +117,30 @@ def kernel_for(body: Body, settings: BodySettings) -> ctypes.CDLL | None:
     return kernel
 
 
+# What the tasks of one layout share (``Tasks.take`` keeps them; only the targets differ):
+# their arrays as the kernel reads them and a struct pointing at them, by the layout's
+# ``bones`` array (held in the entry, so no other array can take its id).
+_LAYOUTS_KEPT = 16
+_layouts: dict[int, tuple] = {}
+_SHARED = ("bones", "points", "aim_axes", "position_weights", "orientation_weights", "level_of")
+
+
 def _tasks_struct(tasks: Tasks) -> tuple[abi.BodyTasksStruct, list[np.ndarray]]:
+    template, shared = _layout(tasks)
+    targets = [np.ascontiguousarray(tasks.positions, dtype=np.float64)]
+    targets += [np.ascontiguousarray(tasks.orientations, dtype=np.float64)]
+    targets += [np.ascontiguousarray(tasks.directions, dtype=np.float64)]
+    struct = abi.BodyTasksStruct.from_buffer_copy(template)
+    struct.positions, struct.orientations, struct.directions = (array.ctypes.data for array in targets)
+    return struct, [*shared, *targets]
+
+
+def _layout(tasks: Tasks) -> tuple[abi.BodyTasksStruct, list[np.ndarray]]:
+    """The struct of ``tasks`` without its targets, and the arrays it points at (made once per layout)."""
+    entry = _layouts.get(id(tasks.bones))
+    if entry is not None and all(kept is getattr(tasks, name) for kept, name in zip(entry[0], _SHARED, strict=True)):
+        return entry[1], entry[2]
+    # A task asks for a position (an orientation, a direction) on every row or on none.
     flags = (
         np.where(tasks.has_position, abi.TASK_POSITION, 0)
         + np.where(tasks.has_orientation, abi.TASK_ORIENTATION, 0)
@@ -131,16 +154,17 @@ def _tasks_struct(tasks: Tasks) -> tuple[abi.BodyTasksStruct, list[np.ndarray]]:
         "aim_axes": _doubles(tasks.aim_axes, (-1, 3)),
         "position_weights": _doubles(tasks.position_weights, (-1,)),
         "orientation_weights": _doubles(tasks.orientation_weights, (-1,)),
-        "positions": np.ascontiguousarray(tasks.positions, dtype=np.float64),
-        "orientations": np.ascontiguousarray(tasks.orientations, dtype=np.float64),
-        "directions": np.ascontiguousarray(tasks.directions, dtype=np.float64),
     }
-    struct = abi.BodyTasksStruct(
+    template = abi.BodyTasksStruct(
         n_tasks=len(tasks.bones),
         n_levels=len(tasks.levels),
         **{name: array.ctypes.data for name, array in arrays.items()},
     )
-    return struct, list(arrays.values())
+    if len(_layouts) >= _LAYOUTS_KEPT:
+        _layouts.clear()
+    shared = list(arrays.values())
+    _layouts[id(tasks.bones)] = (tuple(getattr(tasks, name) for name in _SHARED), template, shared)
+    return template, shared
 
 
 def _settings_struct(

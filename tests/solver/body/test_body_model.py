@@ -5,7 +5,7 @@ import pytest
 from body_helpers import tails
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver.body import Body, Effector, Stretch
+from quat_ik_addon.solver.body import Body, Effector, Stretch, reference_bodies
 from quat_ik_addon.solver.chain import Chain
 from quat_ik_addon.solver.limits.joints import FixedJoint
 from quat_ik_addon.solver.rig.reference_chains import arm3, limited_chain
@@ -21,6 +21,22 @@ def _branch(shared: Chain, bones: int, names: tuple[str, ...]) -> Chain:
         np.concatenate((shared.lengths[:bones], own.lengths)),
         shared.limits[:bones] + own.limits,
     )
+
+
+@pytest.mark.parametrize("stretched", [False, True])
+def test_points_of_one_pose_are_the_forward_kinematics_points(rng, stretched):
+    """``Body.points_at`` follows one pose in plain floats, several through ``forward_kinematics``."""
+    for _ in range(10):
+        body = reference_bodies.random_body(rng, 4, n_bones=20, stretch_share=0.3)
+        bones = rng.integers(0, body.n_bones, 5)
+        local = rng.normal(size=(5, 3))
+        for count in (1, 3):
+            rotations = body.random_poses(rng, count)
+            low, high = body.stretch_bounds
+            stretch = rng.uniform(low, high, (count, body.n_bones)) if stretched else None
+            expected = body.forward_kinematics(rotations, stretch).points(bones, local)
+            found = body.points_at(rotations, stretch, bones, local)
+            np.testing.assert_allclose(found, expected, rtol=0.0, atol=1e-12)
 
 
 def test_one_chain_body_moves_as_the_chain(rng):

@@ -250,6 +250,10 @@ GOAL = Goal("hand.L", position=[-0.6, 0.7, 0.1])
             "the pin of 'chest': position must lie within",
         ),
         (
+            lambda: BodyRequest([Goal("hand.L", position=[[0, 1, 0], [np.nan] * 3, [1e60, 0, 0]])]),
+            "goal 0 ('hand.L'): position must lie within",
+        ),
+        (
             lambda: BodyRequest(
                 [Goal("hand.L", position=[[0, 1, 0], [np.nan] * 3], orientation=[[1, 0, 0, 0], [1, 0, 0, 0]])]
             ),

@@ -13,11 +13,13 @@ the way it is nudged); the message lists every parted row and why.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from quat_ik_addon.solver import quaternion as quat
-from quat_ik_addon.solver.body import BodySettings, Goal, Pin, solve_body
+from quat_ik_addon.solver.body import BodySettings, Effector, Goal, Pin, solve_body
 from quat_ik_addon.solver.body.goals import lay_out, task_errors
 from quat_ik_addon.solver.body.reference_bodies import legs, random_body, tip_bones, upper_body
 from quat_ik_addon.solver.native import body_calls
@@ -219,6 +221,28 @@ def test_task_errors_are_numpys(kernel):
     assert found is not None
     for f, e in zip(found, expected, strict=True):
         np.testing.assert_allclose(f, e, rtol=0.0, atol=ERRORS_MATCH)
+
+
+def test_the_rows_of_a_layout_and_another_layout_measure_as_numpy(kernel):
+    """The kernel's tasks struct is made once per layout and shared by the rows taken from it:
+    rows taken measure as numpy measures them, and so does another layout (other points)."""
+    body, goals, pins = random_problem(np.random.default_rng(11), 4, rows=6, pinned=True)
+    rotations = body.random_poses(np.random.default_rng(12), 6)
+    stretch = np.ones((6, body.n_bones))
+    tasks = lay_out(body, goals, pins)
+    moved = [replace(goal, effector=Effector(goal.effector.bone, offset=[0.1, 0.05, -0.02])) for goal in goals]
+    rows = np.array([4, 1])
+    for measured, at, stretched in (
+        (tasks, rotations, stretch),
+        (tasks.take(rows), rotations[rows], stretch[rows]),
+        (lay_out(body, moved, pins), rotations, stretch),
+        (tasks, rotations, stretch),
+    ):
+        found = body_calls.task_errors(kernel, body, measured, at, stretched)
+        expected = task_errors(measured, body.forward_kinematics(at, stretched), body.size)
+        assert found is not None
+        for f, e in zip(found, expected, strict=True):
+            np.testing.assert_allclose(f, e, rtol=0.0, atol=ERRORS_MATCH)
 
 
 def test_rows_solve_alike_alone_and_in_a_batch(kernel):
