@@ -300,6 +300,11 @@ class Chain:
 
     def centre_pose(self) -> Array:
         """(n, 4) the pose in the middle of every joint's limits (rest where a joint is free)."""
+        return self._centre_pose.copy()
+
+    @cached_property
+    def _centre_pose(self) -> Array:
+        """``centre_pose``, formed once: every shot and Per Frame solve starts from it."""
         return np.stack([limit.centre for limit in self.limits])
 
     def rest_pose(self, batch: int | None = None) -> Array:

@@ -14,7 +14,7 @@ from .free_twist import carry_tip_twist_within_range, tip_twist_is_unseen
 from .goals import Goals
 from .measurements import combined_error, finish_result, goal_errors, normalised
 from .methods.ladder import finishing, run_method
-from .native import kernel_calls
+from .native import abi, kernel_calls
 from .settings import SolveResult, SolveSettings
 from .start_poses import initial_poses
 
@@ -25,8 +25,10 @@ UNIT_SLACK = 1e-13
 
 
 def pose_distance(a: Array, b: Array) -> Array:
-    """Largest joint angle (radians) between two batches of poses (..., n, 4)."""
-    return np.max(quat.angle_between(a, b), axis=-1)
+    """Largest joint angle (radians) between two batches of poses (..., n, 4) (on the native
+    kernel, where loaded, for batches of one shape: a shot asks for dozens)."""
+    distance = kernel_calls.pose_distance(a, b)
+    return np.max(quat.angle_between(a, b), axis=-1) if distance is None else distance
 
 
 def _shaken(chain: Chain, poses: Array, temperature: Array, rng: np.random.Generator) -> Array:
@@ -103,7 +105,6 @@ def _restart(
         if time_budget.spent():
             break  # the poses so far stand (``time_budget``)
         position_error, orientation_error, _ = measured or goal_errors(chain, goals, rotations)
-        measured = None
         met = settings.reached(position_error, orientation_error, tolerance, chain.reach)
         if met.all():  # the usual answer, found without the numpy work below
             break
@@ -113,54 +114,122 @@ def _restart(
         if unmet.size == 0:
             break
         rng = rng or np.random.default_rng(settings.seed)
-        rows = np.repeat(unmet, candidates)
-        trial_goals = goals.take(rows)
-        starts = chain.random_poses(rng, rows.size)
-        if reference is not None:
-            # Annealing near the reference first: half the candidates are the reference shaken
-            # by growing amounts, so a solution near it is found when there is one.
-            near = np.tile(np.arange(candidates) < (candidates + 1) // 2, unmet.size)
-            temperature = np.tile(0.05 * 2.0 ** np.arange(candidates), unmet.size)[near]
-            starts[near] = _shaken(chain, reference[rows[near]], temperature, rng)
-        if chain.step_shares is not None:
-            held = chain.step_shares == 0.0  # stiffness 1: the joint stays as it is
-            starts[:, held] = rotations[rows][:, held]
-        budget = _restart_budget(settings)
-        trial, trial_iterations, (trial_position, trial_orientation, _) = run_method(
-            chain, trial_goals, starts, budget, None if preferred is None else preferred[rows]
+        starts = _candidate_starts(chain, rotations, unmet, candidates, reference, rng)
+        # The next round's errors: the candidates taken were measured as they were solved.
+        errors = (position_error.copy(), orientation_error.copy())
+        take = _round(
+            chain, goals, rotations, errors, iterations, unmet, starts, settings, reference, preferred, switch_gain
         )
-        trial_met = settings.reached(trial_position, trial_orientation, tolerance, chain.reach)
-        # Rank: goals met first, then nearest the reference pose, else smallest error.
-        if reference is not None:
-            closeness = pose_distance(trial, reference[rows])
-        else:
-            closeness = combined_error(chain, trial_position, trial_orientation)
-        rank = np.where(trial_met, closeness, np.inf).reshape(unmet.size, candidates)
-        fallback = combined_error(chain, trial_position, trial_orientation).reshape(unmet.size, candidates)
-        any_met = np.any(trial_met.reshape(unmet.size, candidates), axis=1)
-        pick = np.where(any_met, _first_least(rank, TIE * chain.reach), _first_least(fallback, TIE * chain.reach))
-        chosen = np.arange(unmet.size) * candidates + pick
-        current = combined_error(chain, position_error[unmet], orientation_error[unmet])
-        # With a reference (the previous frame), a goal no candidate meets keeps its pose rather
-        # than jumping to another branch for a slightly smaller miss.
-        closer = fallback[np.arange(unmet.size), pick] < current - TIE * chain.reach
-        if reference is None:
-            take = any_met | closer
-        elif switch_gain is not None:
-            take = any_met | (fallback[np.arange(unmet.size), pick] < current - switch_gain)
-        else:
-            take = any_met
         if give_up is not None:
             searching[unmet[give_up[unmet] & ~take]] = False
-        rotations[unmet[take]] = trial[chosen[take]]
-        iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
         restarts[unmet] += 1
-        # The next round's errors: the candidates taken were measured as they were solved.
-        position_error, orientation_error = position_error.copy(), orientation_error.copy()
-        position_error[unmet[take]] = trial_position[chosen[take]]
-        orientation_error[unmet[take]] = trial_orientation[chosen[take]]
-        measured = (position_error, orientation_error, None)
+        measured = (*errors, None)
     return restarts
+
+
+def _candidate_starts(
+    chain: Chain, rotations: Array, unmet: NDArray[np.intp], candidates: int, reference: Array | None, rng
+) -> Array:
+    """A round's random starts inside the limits, ``candidates`` for each unmet row, a row's together."""
+    rows = np.repeat(unmet, candidates)
+    starts = chain.random_poses(rng, rows.size)
+    if reference is not None:
+        # Annealing near the reference first: half the candidates are the reference shaken
+        # by growing amounts, so a solution near it is found when there is one.
+        near = np.tile(np.arange(candidates) < (candidates + 1) // 2, unmet.size)
+        temperature = np.tile(0.05 * 2.0 ** np.arange(candidates), unmet.size)[near]
+        starts[near] = _shaken(chain, reference[rows[near]], temperature, rng)
+    if chain.step_shares is not None:
+        held = chain.step_shares == 0.0  # stiffness 1: the joint stays as it is
+        starts[:, held] = rotations[rows][:, held]
+    return starts
+
+
+def _round(
+    chain: Chain,
+    goals: Goals,
+    rotations: Array,
+    errors: tuple[Array, Array],
+    iterations: Array,
+    unmet: NDArray[np.intp],
+    starts: Array,
+    settings: SolveSettings,
+    reference: Array | None,
+    preferred: Array | None,
+    switch_gain: float | None,
+) -> NDArray[np.bool_]:
+    """One round: every candidate solved from its start (``starts``, a row's together), and per
+    unmet row the best taken (``_restart``'s rules), into ``rotations``, ``errors`` (position,
+    orientation) and ``iterations`` in place. Returns which rows took a candidate. On the native
+    kernel, one crossing (``qik_restart_round``)."""
+    budget = _restart_budget(settings)
+    if reference is None:
+        rule = abi.TAKE_CLOSER
+    else:
+        rule = abi.TAKE_MET if switch_gain is None else abi.TAKE_GAIN
+    kernel = kernel_calls.kernel_for(chain, budget)
+    if kernel is not None:
+        taken = kernel_calls.restart_round(
+            kernel,
+            chain,
+            goals,
+            budget,
+            finishing(budget),
+            rotations,
+            errors,
+            iterations,
+            unmet,
+            starts,
+            reference,
+            preferred,
+            rule,
+            0.0 if switch_gain is None else switch_gain,
+            TIE * chain.reach,
+        )
+        if taken is not None:
+            return taken
+    return _round_in_numpy(
+        chain, goals, rotations, errors, iterations, unmet, starts, budget, reference, preferred, rule, switch_gain
+    )
+
+
+def _round_in_numpy(
+    chain, goals, rotations, errors, iterations, unmet, starts, budget, reference, preferred, rule, switch_gain
+) -> NDArray[np.bool_]:
+    """``_round`` in numpy: the reference ``qik_restart_round`` answers alike."""
+    candidates = len(starts) // unmet.size
+    rows = np.repeat(unmet, candidates)
+    trial, trial_iterations, (trial_position, trial_orientation, _) = run_method(
+        chain, goals.take(rows), starts, budget, None if preferred is None else preferred[rows]
+    )
+    tolerance = budget.absolute_tolerance(chain.reach)
+    trial_met = budget.reached(trial_position, trial_orientation, tolerance, chain.reach)
+    # Rank: goals met first, then nearest the reference pose, else smallest error.
+    if reference is not None:
+        closeness = pose_distance(trial, reference[rows])
+    else:
+        closeness = combined_error(chain, trial_position, trial_orientation)
+    rank = np.where(trial_met, closeness, np.inf).reshape(unmet.size, candidates)
+    fallback = combined_error(chain, trial_position, trial_orientation).reshape(unmet.size, candidates)
+    any_met = np.any(trial_met.reshape(unmet.size, candidates), axis=1)
+    pick = np.where(any_met, _first_least(rank, TIE * chain.reach), _first_least(fallback, TIE * chain.reach))
+    chosen = np.arange(unmet.size) * candidates + pick
+    position_error, orientation_error = errors
+    current = combined_error(chain, position_error[unmet], orientation_error[unmet])
+    picked = fallback[np.arange(unmet.size), pick]
+    if rule == abi.TAKE_CLOSER:
+        take = any_met | (picked < current - TIE * chain.reach)
+    elif rule == abi.TAKE_GAIN:
+        # With a reference (the previous frame), a goal no candidate meets keeps its pose rather
+        # than jumping to another branch for a slightly smaller miss.
+        take = any_met | (picked < current - switch_gain)
+    else:
+        take = any_met
+    rotations[unmet[take]] = trial[chosen[take]]
+    iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
+    position_error[unmet[take]] = trial_position[chosen[take]]
+    orientation_error[unmet[take]] = trial_orientation[chosen[take]]
+    return take
 
 
 def solve(

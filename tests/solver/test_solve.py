@@ -31,9 +31,11 @@ def test_limits_hold_for_every_method_with_orientation_stiffness_and_restarts(li
     settings = SolveSettings(method=method, restarts=1, restart_candidates=2, max_iterations=30, rest_pull=0.2)
     result = solve(limited_chain, goals, settings=settings, preferred_rotations=limited_chain.rest_pose())
     assert_result_is_honest(limited_chain, result, goals.positions)
+    # (Measured on the kernel's forward kinematics where it runs: numpy's to rounding.)
     np.testing.assert_allclose(
         result.orientation_error,
         goals.orientation_error(limited_chain.forward_kinematics(result.rotations).rotations[:, -1]),
+        atol=1e-12,
     )
 
 

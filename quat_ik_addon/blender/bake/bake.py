@@ -626,7 +626,9 @@ class Bake:
                     frames=np.concatenate(held.frames),
                     values=np.concatenate(held.values),
                 )
-                channels.append(replace(channel, frames=channel.frames[:0], values=channel.values[:0]))
+                held.frames.clear()
+                held.values.clear()
+                channels.append(held)  # (its curve, for the warnings below)
                 yield channel
 
         keys = keyframes.write_channels(

@@ -47,6 +47,7 @@ last key and anything the list above forgot.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING
 
 import bpy
@@ -321,7 +322,7 @@ class _Sampler:
             pose_bone, prefix = ob.pose.bones[name], _bone_prefix(name)
             for path in ("scale",) if pose_bone.bone.use_connect else ("location", "scale"):
                 values = self._channel(ob, pose_bone, path, f"{prefix}.{path}")
-                if not np.allclose(values, values[-1], rtol=1e-6, atol=1e-6):
+                if not _holds_still(values):
                     raise Refused(reader.frozen_message(name, path))
             if not locks.frozen_channels(pose_bone):
                 continue
@@ -330,7 +331,7 @@ class _Sampler:
                 # Partly locked Euler angles (the common case): the locked ones must hold still.
                 locked = list(pose_bone.lock_rotation)
                 values = self._channel(ob, pose_bone, path, f"{prefix}.{path}")[:, locked]
-                if not np.allclose(values, values[-1], rtol=1e-6, atol=1e-6):
+                if not _holds_still(values):
                     raise Refused(reader.frozen_message(name, "locked rotation channels"))
             elif any((f"{prefix}.{path}", index) in self.curves[ob] for index in range(4)):
                 raise Refused(f"'{name}' has locked rotation channels and rotation keys")
@@ -412,6 +413,14 @@ class _Sampler:
             difference = float(np.max(np.abs(sampled[-1] - read)))
             if not difference <= SAFETY_TOLERANCE * scale:
                 raise Refused(f"{name} at the current frame differs from the evaluated scene by {difference:.3g}")
+
+
+def _holds_still(values: np.ndarray) -> bool:
+    """Whether every row of (T, k) channel values is the last, within 1e-6 (a channel nothing
+    animates is one row: it holds still unless NaN, which nothing equals)."""
+    if len(values) == 1:
+        return not any(map(math.isnan, values[0].tolist()))
+    return bool(np.allclose(values, values[-1], rtol=1e-6, atol=1e-6))
 
 
 # ---------------------------------------------------------------------- Blender's rotation math

@@ -144,8 +144,8 @@ def write_channels(
                 group = group_by_name[channel.group] = groups.get(channel.group) or groups.new(channel.group)
             fcurve.group = group
         points = fcurve.keyframe_points
-        frames = np.asarray(channel.frames, dtype=float)
-        co = np.stack((frames, np.asarray(channel.values, dtype=float)), axis=1).astype(np.float32)
+        co = np.empty((len(channel.frames), 2), dtype=np.float32)  # (what a key holds)
+        co[:, 0], co[:, 1] = channel.frames, channel.values
         new = {
             **_constant_attributes(len(co), interpolation, constants),
             "co": co,

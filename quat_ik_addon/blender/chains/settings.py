@@ -24,7 +24,7 @@ from bpy.props import (
 
 from ...solver.defaults import DEFAULT_SETTINGS, INTERACTIVE_TIME_LIMIT, ORIENTATION_WEIGHT
 from .. import overrides
-from ..runtime.state import on_setting_changed
+from ..runtime.state import on_mode_changed, on_setting_changed
 from . import tip_records
 from .pins import QuatIKPin
 
@@ -101,6 +101,11 @@ def _changed(chain, context) -> None:
     tip_records.write(chain)  # the tip bone carries the chain through Join and Separate
 
 
+def _mode_changed(chain, context) -> None:
+    on_mode_changed(chain, context)
+    tip_records.write(chain)
+
+
 class QuatIKChain(bpy.types.PropertyGroup):
     """One IK chain: its tip bone, how many bones it spans, what it reaches for and how."""
 
@@ -135,7 +140,7 @@ class QuatIKChain(bpy.types.PropertyGroup):
         subtype="FACTOR",
         update=_changed,
     )
-    mode: EnumProperty(name="Mode", description="When the chain re-solves", items=MODES, update=_changed)
+    mode: EnumProperty(name="Mode", description="When the chain re-solves", items=MODES, update=_mode_changed)
 
     target_object: PointerProperty(
         type=bpy.types.Object,

@@ -273,9 +273,9 @@ def forget_rigs() -> None:
 
 def _rig_key(ob, bone_names: tuple[str, ...], pointers) -> tuple:
     """What ``_built_rig`` builds a chain's rig from, as cheap values to compare with the next
-    read: the armature's settings generation (``session.generation_of``: every chain and
-    joint-limit setting, changed in the panel, by an operator or by Python, undo and file
-    loads), the objects and bones it reaches for and what they hang from, and each chain
+    read: the armature's settings generation (``session.rig_generation_of``: every chain and
+    joint-limit setting but a chain's mode, changed in the panel, by an operator or by Python,
+    undo and file loads), the objects and bones it reaches for and what they hang from, and each chain
     bone's rest frame, length, parenting, pose location and scale, locks, constraints and
     drivers (nothing bumps the generation for those). Reading them costs a few microseconds a
     bone; building the rig again (limits validated, ``Chain`` built and packed for the kernel)
@@ -284,7 +284,7 @@ def _rig_key(ob, bone_names: tuple[str, ...], pointers) -> tuple:
     parent = bones[bone_names[0]].parent
     animation = ob.animation_data
     parts = [
-        session.generation_of(ob),
+        session.rig_generation_of(ob),
         compat.session_key(ob.data),
         bone_names,
         None if parent is None else (parent.name, parent.matrix_local.copy()),

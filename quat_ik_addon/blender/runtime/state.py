@@ -24,6 +24,11 @@ class SessionState:
     """Armature object ``name_full`` -> changes of its own chain and bone settings (a slider):
     written by :meth:`bump` with an armature, read by :meth:`generation_of`."""
 
+    rig_generations: dict = field(default_factory=dict)
+    """Armature object ``name_full`` -> changes of the settings its chains' rigs are built from
+    (all but when a chain solves, its mode): written by :meth:`bump`, read by
+    :meth:`rig_generation_of` (``rig.reader`` keeps a rig while it holds)."""
+
     suspended: int = 0
     """How many :meth:`suspend_solving` blocks are open (a bake stepping through frames):
     read by :meth:`solving_suspended`, which the handlers ask before doing anything."""
@@ -115,16 +120,24 @@ class SessionState:
     def finishes_at_rest(self, background: bool) -> bool:
         return (not background) if self.finish_at_rest is None else self.finish_at_rest
 
-    def bump(self, ob=None) -> None:
-        """Mark the settings of armature object ``ob``'s chains as changed (every chain's without)."""
+    def bump(self, ob=None, *, rig: bool = True) -> None:
+        """Mark the settings of armature object ``ob``'s chains as changed (every chain's without).
+        ``rig=False``: a setting no rig is built from (a chain's mode), so the rigs read are kept."""
         if ob is None:
             self.generation += 1
-        else:
-            self.armature_generations[ob.name_full] = self.armature_generations.get(ob.name_full, 0) + 1
+            return
+        name = ob.name_full
+        self.armature_generations[name] = self.armature_generations.get(name, 0) + 1
+        if rig:
+            self.rig_generations[name] = self.rig_generations.get(name, 0) + 1
 
     def generation_of(self, ob) -> tuple[int, int]:
         """What a Live chain of ``ob`` compares to know whether settings changed since its solve."""
         return self.generation, self.armature_generations.get(ob.name_full, 0)
+
+    def rig_generation_of(self, ob) -> tuple[int, int]:
+        """What a rig read from ``ob`` compares to know whether what it is built from changed."""
+        return self.generation, self.rig_generations.get(ob.name_full, 0)
 
     def solving_suspended(self) -> bool:
         return self.suspended > 0
@@ -145,6 +158,7 @@ class SessionState:
         self.reported.clear()
         self.resting_due.clear()
         self.armature_generations.clear()
+        self.rig_generations.clear()
         self.records_pending.clear()
         self.renames_pending.clear()
         self.bones_being_edited.clear()
@@ -175,3 +189,11 @@ def on_setting_changed(owner, _context) -> None:
     187 ms a tick)."""
     owner_id = getattr(owner, "id_data", None)
     session.bump(owner_id if getattr(owner_id, "type", None) == "ARMATURE" else None)
+
+
+def on_mode_changed(owner, _context) -> None:
+    """``update=`` callback of a chain's mode (when it solves): Live solves again, as after any
+    setting, but no rig is built from it, so the rigs read are kept (a bake sets Manual, and the
+    next bake or Live update reads the same rig)."""
+    owner_id = getattr(owner, "id_data", None)
+    session.bump(owner_id if getattr(owner_id, "type", None) == "ARMATURE" else None, rig=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 
-INTERFACE_VERSION = 3
+INTERFACE_VERSION = 4
 
 # Status codes.
 OK, BAD_INPUT, NOT_FINITE = 0, 1, 2
@@ -133,6 +133,31 @@ class SolveCallStruct(ctypes.Structure):
     )
 
 
+# What a restart round takes for a row (qik.h QIK_TAKE_*).
+TAKE_CLOSER, TAKE_GAIN, TAKE_MET = 0, 1, 2
+
+
+class RestartStruct(ctypes.Structure):
+    _fields_ = (
+        ("rows", ctypes.c_int64),
+        ("rotations", ctypes.c_void_p),
+        ("position_error", ctypes.c_void_p),
+        ("orientation_error", ctypes.c_void_p),
+        ("iterations", ctypes.c_void_p),  # int64
+        ("reference", ctypes.c_void_p),
+        ("preferred", ctypes.c_void_p),
+        ("unmet", ctypes.c_int64),
+        ("unmet_rows", ctypes.c_void_p),  # int64
+        ("candidates", ctypes.c_int64),
+        ("starts", ctypes.c_void_p),
+        ("take_rule", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("switch_gain", ctypes.c_double),
+        ("tie", ctypes.c_double),
+        ("taken", ctypes.c_void_p),  # uint8
+    )
+
+
 class ShotStruct(ctypes.Structure):
     _fields_ = (
         ("frames", ctypes.c_int64),
@@ -147,42 +172,6 @@ class ShotStruct(ctypes.Structure):
     )
 
 
-class CarryStruct(ctypes.Structure):
-    _fields_ = (
-        ("order_count", ctypes.c_int64),
-        ("order", ctypes.c_void_p),  # int64 throughout, flags uint8
-        ("carries", ctypes.c_int64),
-        ("origins", ctypes.c_void_p),
-        ("directions", ctypes.c_void_p),
-        ("bounds", ctypes.c_void_p),
-        ("rivals", ctypes.c_void_p),
-        ("carry_frames", ctypes.c_int64),
-        ("jump_slack", ctypes.c_double),
-        ("slots", ctypes.c_int64),
-        ("slot_first", ctypes.c_void_p),
-        ("slot_count", ctypes.c_void_p),
-        ("carried", ctypes.c_void_p),
-        ("carried_count", ctypes.c_void_p),
-        ("kept", ctypes.c_void_p),
-        ("ran_out_rank", ctypes.c_void_p),
-        ("beyond", ctypes.c_void_p),
-    )
-
-
-class BlendStruct(ctypes.Structure):
-    _fields_ = (
-        ("walkers", ctypes.c_int64),
-        ("rows", ctypes.c_int64),
-        ("lengths", ctypes.c_void_p),  # int64
-        ("offsets", ctypes.c_void_p),  # int64
-        ("frames", ctypes.c_void_p),  # int64
-        ("carried", ctypes.c_void_p),
-        ("walker_poses", ctypes.c_void_p),
-        ("walked", ctypes.c_void_p),
-        ("walked_met", ctypes.c_void_p),  # uint8
-    )
-
-
 class WalkStruct(ctypes.Structure):
     _fields_ = (
         ("order_count", ctypes.c_int64),
@@ -191,6 +180,30 @@ class WalkStruct(ctypes.Structure):
         ("seeds", ctypes.c_void_p),
         ("directions", ctypes.c_void_p),
         ("until", ctypes.c_void_p),
+        ("margin", ctypes.c_double),
+    )
+
+
+class RepairStruct(ctypes.Structure):
+    _fields_ = (
+        ("order_count", ctypes.c_int64),
+        ("order", ctypes.c_void_p),  # int64
+        ("carry_frames", ctypes.c_int64),
+        ("blend_rounds", ctypes.c_int64),
+        ("jump_slack", ctypes.c_double),
+        ("visible_jump", ctypes.c_double),
+    )
+
+
+class FillStruct(ctypes.Structure):
+    _fields_ = (
+        ("followed_count", ctypes.c_int64),
+        ("followed", ctypes.c_void_p),  # int64
+        ("between_count", ctypes.c_int64),
+        ("between", ctypes.c_void_p),  # int64
+        ("guesses", ctypes.c_void_p),
+        ("carry_tip_twist", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
         ("margin", ctypes.c_double),
     )
 
@@ -290,25 +303,27 @@ FUNCTIONS = (
     ("qik_carry_tip_twist", ctypes.c_int32, (ctypes.POINTER(ChainStruct), ctypes.c_int64, _array, _array)),
     ("qik_solve", ctypes.c_int32, (_array,)),  # the address of a SolveCallStruct
     (
-        "qik_carry",
+        "qik_measure",
         ctypes.c_int32,
         (
             ctypes.POINTER(ChainStruct),
             ctypes.POINTER(GoalsStruct),
-            ctypes.POINTER(SettingsStruct),
-            ctypes.POINTER(ShotStruct),
-            ctypes.POINTER(CarryStruct),
+            ctypes.c_int64,
+            _array,  # rotations
+            _array,  # position error (out)
+            _array,  # orientation error (out)
+            _array,  # effector (out)
         ),
     ),
+    ("qik_pose_distance_rows", ctypes.c_int32, (ctypes.c_int32, ctypes.c_int64, _array, _array, _array)),
     (
-        "qik_blend_walk",
+        "qik_restart_round",
         ctypes.c_int32,
         (
             ctypes.POINTER(ChainStruct),
             ctypes.POINTER(GoalsStruct),
             ctypes.POINTER(SettingsStruct),
-            ctypes.POINTER(ShotStruct),
-            ctypes.POINTER(BlendStruct),
+            ctypes.POINTER(RestartStruct),
         ),
     ),
     (
@@ -333,6 +348,29 @@ FUNCTIONS = (
             ctypes.POINTER(SettingsStruct),  # where it missed
             ctypes.POINTER(ShotStruct),
             ctypes.POINTER(FollowStruct),
+        ),
+    ),
+    (
+        "qik_repair_jumps",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(ChainStruct),
+            ctypes.POINTER(GoalsStruct),
+            ctypes.POINTER(SettingsStruct),
+            ctypes.POINTER(ShotStruct),
+            ctypes.POINTER(RepairStruct),
+        ),
+    ),
+    (
+        "qik_fill_between",
+        ctypes.c_int32,
+        (
+            ctypes.POINTER(ChainStruct),
+            ctypes.POINTER(GoalsStruct),
+            ctypes.POINTER(SettingsStruct),  # where both neighbours met their goals
+            ctypes.POINTER(SettingsStruct),  # where one missed
+            ctypes.POINTER(ShotStruct),
+            ctypes.POINTER(FillStruct),
         ),
     ),
     (

@@ -78,6 +78,36 @@ def violation(chain, rotations) -> Array | None:
     return outside if status == abi.OK else None
 
 
+def measure(chain, goals, rotations) -> tuple[Array, Array, Array] | None:
+    """``measurements.goal_errors`` on the kernel (``qik_measure``): position error, orientation
+    error and effector of (N, n, 4) poses, one goal a row; None where the kernel does not run
+    this chain or the poses are not one a goal."""
+    kernel = kernel_for(chain)
+    if kernel is None or np.shape(rotations) != (goals.count, chain.n_bones, 4):
+        return None
+    rotations = np.ascontiguousarray(rotations, dtype=np.float64)
+    count = len(rotations)
+    measured = np.empty(count), np.empty(count), np.empty((count, 3))
+    packed_goals, _kept_alive = goals_struct(goals)
+    status = kernel.qik_measure(
+        pack_chain(chain).pointer, ctypes.byref(packed_goals), count, _address(rotations), *map(_address, measured)
+    )
+    return measured if status == abi.OK else None
+
+
+def pose_distance(a: np.ndarray, b: np.ndarray) -> Array | None:
+    """``solve.pose_distance`` on the kernel (``qik_pose_distance_rows``) for two batches of poses
+    of one shape (..., n, 4); None where the kernel is not loaded or the shapes differ."""
+    kernel, _ = library.load()
+    if kernel is None or a.shape != b.shape or a.ndim < 2 or a.shape[-1] != 4 or a.shape[-2] < 1:
+        return None
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    distance = np.empty(a.shape[:-2])
+    status = kernel.qik_pose_distance_rows(a.shape[-2], distance.size, _address(a), _address(b), _address(distance))
+    return distance if status == abi.OK else None
+
+
 RECENT_SETTINGS = 64  # (settings, finishing, reach) triples whose structs are looked up by identity
 _recent_settings: IdentityMemo[abi.SettingsStruct] = IdentityMemo(RECENT_SETTINGS)
 
@@ -202,6 +232,70 @@ def run_method(
     structs, preferred_address, _kept_alive = _call_inputs(chain, goals, settings, finishing, preferred, count)
     status = kernel.qik_run_method(*structs, count, _address(poses), preferred_address, *measured.addresses())
     return None if status != abi.OK else (poses, measured.iterations, measured.errors())
+
+
+def restart_round(
+    kernel: ctypes.CDLL,
+    chain,
+    goals,
+    settings,
+    finishing,
+    rotations: Array,
+    errors: tuple[Array, Array],
+    iterations: NDArray[np.int64],
+    unmet: NDArray[np.intp],
+    starts: Array,
+    reference: Array | None,
+    preferred: Array | None,
+    take_rule: int,
+    switch_gain: float,
+    tie: float,
+) -> NDArray[np.bool_] | None:
+    """``solve._restart``'s round in one crossing (``qik_restart_round``): the ``starts`` of every
+    unmet row's candidates (a row's together) solved with ``settings``, ranked, and the best taken
+    by ``take_rule`` (``abi.TAKE_*``), written into ``rotations``, ``errors`` (position,
+    orientation) and ``iterations`` in place. Returns which unmet rows took a candidate, or None
+    (nothing written) where the kernel refused or an answer was not finite."""
+    arrays = (rotations, *errors, iterations)
+    rows, shape = len(rotations), (len(rotations), chain.n_bones, 4)
+    if not all(a.flags.c_contiguous and a.flags.writeable for a in arrays) or rotations.shape != shape:
+        return None
+    if rotations.dtype != np.float64 or iterations.dtype != np.int64 or iterations.shape != (rows,):
+        return None
+    if any(e.dtype != np.float64 or e.shape != (rows,) for e in errors):
+        return None
+    unmet = np.ascontiguousarray(unmet, dtype=np.int64)
+    starts = np.array(starts, dtype=np.float64, order="C", copy=True)
+    reference = _contiguous(reference)
+    preferred = None if preferred is None or settings.rest_pull == 0.0 else _contiguous(preferred)
+    if len(unmet) == 0 or starts.ndim != 3 or starts.shape[1:] != shape[1:] or len(starts) % len(unmet):
+        return None
+    if any(poses is not None and poses.shape != shape for poses in (reference, preferred)):
+        return None
+    taken = np.zeros(len(unmet), dtype=np.uint8)
+    packed_goals, _kept_alive = goals_struct(goals)
+    request = abi.RestartStruct(
+        rows,
+        *map(_address, arrays),
+        _address(reference),
+        _address(preferred),
+        len(unmet),
+        _address(unmet),
+        len(starts) // len(unmet),
+        _address(starts),
+        take_rule,
+        0,
+        switch_gain,
+        tie,
+        _address(taken),
+    )
+    status = kernel.qik_restart_round(
+        pack_chain(chain).pointer,
+        ctypes.byref(packed_goals),
+        ctypes.byref(settings_struct(settings, finishing, chain.reach)),
+        ctypes.byref(request),
+    )
+    return taken.astype(bool) if status == abi.OK else None
 
 
 def carry_tip_twist(chain, rotations: Array, starts: Array) -> Array | None:

@@ -65,7 +65,7 @@ class NativeStatus:
     version: int | None
 
     def describe(self) -> str:
-        """One line for a UI: ``native kernel (linux-x64, interface 3)`` or ``numpy (<reason>)``."""
+        """One line for a UI: ``native kernel (linux-x64, interface 4)`` or ``numpy (<reason>)``."""
         return f"native kernel ({self.reason})" if self.active else f"numpy ({self.reason})"
 
 

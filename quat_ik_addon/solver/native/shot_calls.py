@@ -71,124 +71,6 @@ def _shot_struct(shot: Shot) -> abi.ShotStruct | None:
     return abi.ShotStruct(len(shot.met), *(a.ctypes.data for a in arrays))
 
 
-class Carried:
-    """``qik_carry``'s answers: which carries were kept, and per carry its carried poses
-    (nearest first), its rank among those that ran out (−1: it did not) and the frame past
-    its far end there."""
-
-    def __init__(self, kept, counts, first, carried, ranks, beyond) -> None:
-        self.kept, self.counts, self.first, self.carried = kept, counts, first, carried
-        self.ranks, self.beyond = ranks, beyond
-
-    def poses(self, carry: int) -> Array:
-        return self.carried[self.first[carry] : self.first[carry] + self.counts[carry]]
-
-    def ran_out(self) -> list[int]:
-        """The carries that ran out, in the order they did."""
-        out = np.nonzero(self.ranks >= 0)[0]
-        return out[np.argsort(self.ranks[out], kind="stable")].tolist()
-
-
-def carry(
-    shot: Shot,
-    settings,
-    finishing,
-    order: Rows,
-    origins: Rows,
-    directions: Rows,
-    bounds: Rows | None,
-    rivals: Rows | None,
-    carry_frames: int,
-    jump_slack: float,
-) -> Carried | None:
-    """``sequence._carry`` in one crossing (``qik_carry``), the shot's arrays written as the numpy
-    loop writes them; None where the kernel does not run this chain and settings or refused
-    (the shot is then untouched)."""
-    chain, goals = shot.chain, shot.goals
-    kernel = kernel_calls.kernel_for(chain, settings)
-    if kernel is None:
-        return None
-    order, origins, directions = _indices(order), _indices(origins), _indices(directions)
-    bounds, rivals = _indices(bounds), _indices(rivals)
-    count = len(origins)
-    # Slots per carry: the positions it may pass before its bound, or carry_frames (the order is
-    # increasing: a step is a frame at least), short of the shot's end.
-    room = np.full(count, carry_frames, dtype=np.int64) if bounds is None else directions * (bounds - origins)
-    room = np.clip(room, 0, np.where(directions > 0, len(order) - 1 - origins, origins))
-    first = np.concatenate(([0], np.cumsum(room)[:-1])).astype(np.int64) if count else np.zeros(0, dtype=np.int64)
-    slots = int(room.sum())
-    carried = np.empty((slots, chain.n_bones, 4))
-    counts = np.zeros(count, dtype=np.int64)
-    kept = np.zeros(count, dtype=np.uint8)
-    ranks = np.full(count, -1, dtype=np.int64)
-    beyond = np.full(count, -1, dtype=np.int64)
-    shot_struct = _shot_struct(shot)
-    if shot_struct is None:
-        return None
-    goals_struct, _kept_alive = kernel_calls.goals_struct(goals)
-    request = abi.CarryStruct(
-        len(order),
-        order.ctypes.data,
-        count,
-        origins.ctypes.data,
-        directions.ctypes.data,
-        _address(bounds),
-        _address(rivals),
-        int(carry_frames),
-        float(jump_slack),
-        slots,
-        first.ctypes.data,
-        room.ctypes.data,
-        carried.ctypes.data,
-        counts.ctypes.data,
-        kept.ctypes.data,
-        ranks.ctypes.data,
-        beyond.ctypes.data,
-    )
-    if not _crossed(kernel.qik_carry, chain, goals_struct, [(settings, finishing)], shot_struct, request):
-        return None
-    return Carried(kept.astype(bool), counts, first, carried, ranks, beyond)
-
-
-def blend_walk(
-    shot: Shot,
-    settings,
-    finishing,
-    lengths: NDArray[np.int64],
-    frames: Rows,
-    carried: Array,
-    walkers: Array,
-) -> tuple[Array, NDArray[np.bool_]] | None:
-    """``sequence._blend_jumps``' walkers in one crossing (``qik_blend_walk``): walker k walks
-    its ``lengths[k]`` rows of ``frames`` and ``carried`` (the walkers' rows one after another)
-    from the last to the first, from ``walkers[k]``. Returns the walked poses and whether each
-    met its goal, by row, the shot's solve record written; None where the kernel does not run
-    (the shot is then untouched)."""
-    chain, goals = shot.chain, shot.goals
-    kernel = kernel_calls.kernel_for(chain, settings)
-    if kernel is None:
-        return None
-    lengths = _indices(lengths)
-    offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    frames = _indices(frames)
-    carried = np.ascontiguousarray(carried, dtype=np.float64)
-    walker_poses = np.array(walkers, dtype=np.float64, order="C", copy=True)
-    walked = np.empty((len(frames), chain.n_bones, 4))
-    walked_met = np.zeros(len(frames), dtype=np.uint8)
-    shot_struct = _shot_struct(shot)
-    if shot_struct is None:
-        return None
-    goals_struct, _kept_alive = kernel_calls.goals_struct(goals)
-    request = abi.BlendStruct(
-        len(lengths),
-        len(frames),
-        *(a.ctypes.data for a in (lengths, offsets, frames, carried, walker_poses, walked, walked_met)),
-    )
-    if not _crossed(kernel.qik_blend_walk, chain, goals_struct, [(settings, finishing)], shot_struct, request):
-        return None
-    return walked, walked_met.astype(bool)
-
-
 def walk_out(
     shot: Shot,
     met_settings,
@@ -218,6 +100,73 @@ def walk_out(
     )
     both = [(met_settings, met_finishing), (tracking_settings, tracking_finishing)]
     return _crossed(kernel.qik_walk_out, chain, goals_struct, both, shot_struct, request)
+
+
+def repair_jumps(
+    shot: Shot,
+    settings,
+    finishing,
+    order: Rows,
+    carry_frames: int,
+    blend_rounds: int,
+    jump_slack: float,
+    visible_jump: float,
+) -> bool:
+    """``sequence._repair_jumps`` in one crossing (``qik_repair_jumps``), the shot's arrays written as
+    the numpy loop writes them. False where the kernel does not run this chain and settings or
+    refused (the shot is then untouched)."""
+    chain, goals = shot.chain, shot.goals
+    kernel = kernel_calls.kernel_for(chain, settings)
+    if kernel is None:
+        return False
+    order = _indices(order)
+    shot_struct = _shot_struct(shot)
+    if shot_struct is None:
+        return False
+    goals_struct, _kept_alive = kernel_calls.goals_struct(goals)
+    request = abi.RepairStruct(
+        len(order), order.ctypes.data, int(carry_frames), int(blend_rounds), float(jump_slack), float(visible_jump)
+    )
+    return _crossed(kernel.qik_repair_jumps, chain, goals_struct, [(settings, finishing)], shot_struct, request)
+
+
+def fill_between(
+    shot: Shot,
+    met_settings,
+    met_finishing,
+    tracking_settings,
+    tracking_finishing,
+    followed: Rows,
+    between: Rows,
+    guesses: Array,
+    carry_tip_twist: bool,
+    margin: float,
+) -> bool:
+    """``sequence._fill_between`` after its guesses, in one crossing (``qik_fill_between``), the shot's
+    arrays written as the numpy steps write them. False where the kernel does not run this chain and
+    these settings or refused (the shot is then untouched)."""
+    chain, goals = shot.chain, shot.goals
+    kernel = kernel_calls.kernel_for(chain, met_settings)
+    if kernel is None or kernel_calls.kernel_for(chain, tracking_settings) is None:
+        return False
+    followed, between = _indices(followed), _indices(between)
+    guesses = np.ascontiguousarray(guesses, dtype=np.float64)
+    shot_struct = _shot_struct(shot)
+    if shot_struct is None or guesses.shape != (len(between), chain.n_bones, 4):
+        return False
+    goals_struct, _kept_alive = kernel_calls.goals_struct(goals)
+    request = abi.FillStruct(
+        len(followed),
+        followed.ctypes.data,
+        len(between),
+        between.ctypes.data,
+        guesses.ctypes.data,
+        int(carry_tip_twist),
+        0,
+        margin,
+    )
+    both = [(met_settings, met_finishing), (tracking_settings, tracking_finishing)]
+    return _crossed(kernel.qik_fill_between, chain, goals_struct, both, shot_struct, request)
 
 
 def follow(

@@ -51,14 +51,16 @@ is one single-goal solve per frame; here (``sequence_plan`` picks the frames):
 Carrying a branch from a neighbouring frame gets ``NEIGHBOUR_ITERATIONS``: a goal one frame
 on is met in a few iterations or the branch has ended, and finding that out must be cheap.
 
-On the native kernel each frame-by-frame loop (following, walking out, carrying, a blend's
-walkers) is one call over the whole shot (``native/shot_calls``, ``kernel/shot.c``): crossing
-once per step, the Python around the crossings cost more than the solves. The numpy loops here
-stay the reference and the fallback.
+On the native kernel each frame-by-frame loop (following, walking out, filling the frames
+between followed ones, the jump repair with its carries and blends) is one call over the whole
+shot (``native/shot_calls``, ``kernel/shot.c``, ``kernel/repair.c``): crossing once per step, the
+Python around the crossings cost more than the solves. The numpy loops here stay the reference
+and the fallback.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -126,6 +128,52 @@ def tracking_a_miss(settings: SolveSettings) -> SolveSettings:
     )
 
 
+class _ShotSettings(NamedTuple):
+    """The settings a shot's steps solve with (``_Frames``), derived from the shot's own."""
+
+    warm_alone: SolveSettings
+    warm_alone_full: SolveSettings
+    neighbour: SolveSettings
+    warm_dls: SolveSettings
+    tracking_miss: SolveSettings
+    coarse: SolveSettings
+    coarse_full: SolveSettings
+    coarse_tracking: SolveSettings
+
+
+@functools.lru_cache(maxsize=64)  # a replace() checks every field: ~20 µs each, eight a shot
+def _shot_settings(settings: SolveSettings, reach: float) -> _ShotSettings:
+    """``_Frames``' settings for a shot solved with ``settings`` by a chain of this reach."""
+    # Following a branch: it holds or it ends (restarts are ``_probe_misses``' job).
+    warm_alone = replace(settings, max_iterations=min(settings.max_iterations, WARM_ITERATIONS), restarts=0)
+    warm_alone_full = replace(settings, restarts=0)
+    # From a neighbouring frame on the same branch a goal is met in a few iterations or not
+    # at all (a branch's dead end): carrying a branch gives up early, and without CCD's
+    # finishing sweeps, which there only creep towards a miss (same goals met on the
+    # 3-bone benchmark chain, 10% faster).
+    neighbour = replace(
+        warm_alone,
+        max_iterations=min(settings.max_iterations, NEIGHBOUR_ITERATIONS),
+        method="dls" if settings.method == "dls_ccd" else settings.method,
+    )
+    # A random start (``branch_spans``' candidates): the warm budget, without CCD's sweeps.
+    warm_dls = replace(neighbour, max_iterations=warm_alone.max_iterations)
+    # While a goal stays out of reach restarts are skipped: they cost many solves, cannot
+    # help a goal nobody reaches, and would trade the followed pose for a far one.
+    tracking_miss = tracking_a_miss(warm_alone)
+    tolerance = settings.absolute_tolerance(reach)
+    loose = dict(
+        tolerance=max(tolerance, COARSE_TOLERANCE * reach),
+        orientation_tolerance=max(settings.angle_tolerance(tolerance, reach), COARSE_TURN),
+    )
+    coarse = replace(warm_alone, **loose)
+    coarse_full = replace(warm_alone_full, **loose)
+    coarse_tracking = replace(tracking_miss, **loose)
+    return _ShotSettings(
+        warm_alone, warm_alone_full, neighbour, warm_dls, tracking_miss, coarse, coarse_full, coarse_tracking
+    )
+
+
 class _Frames:
     """The shot being solved: poses per frame and the bookkeeping of every solve."""
 
@@ -140,32 +188,16 @@ class _Frames:
         # whose pose is no longer that answer (most keep it).
         self.answers = np.full_like(self.rotations, np.nan)
         self.answer_errors = (np.zeros(goals.count), np.zeros(goals.count), np.zeros((goals.count, 3)))
-        # Following a branch: it holds or it ends (restarts are ``_probe_misses``' job).
-        self.warm_alone = replace(settings, max_iterations=min(settings.max_iterations, WARM_ITERATIONS), restarts=0)
-        self.warm_alone_full = replace(settings, restarts=0)
-        # From a neighbouring frame on the same branch a goal is met in a few iterations or not
-        # at all (a branch's dead end): carrying a branch gives up early, and without CCD's
-        # finishing sweeps, which there only creep towards a miss (same goals met on the
-        # 3-bone benchmark chain, 10% faster).
-        self.neighbour = replace(
+        (
             self.warm_alone,
-            max_iterations=min(settings.max_iterations, NEIGHBOUR_ITERATIONS),
-            method="dls" if settings.method == "dls_ccd" else settings.method,
-        )
-        # A random start (``branch_spans``' candidates): the warm budget, without CCD's sweeps.
-        self.warm_dls = replace(self.neighbour, max_iterations=self.warm_alone.max_iterations)
-        # While a goal stays out of reach restarts are skipped: they cost many solves, cannot
-        # help a goal nobody reaches, and would trade the followed pose for a far one.
-        self.tracking_miss = tracking_a_miss(self.warm_alone)
-        coarse = dict(
-            tolerance=max(settings.absolute_tolerance(chain.reach), COARSE_TOLERANCE * chain.reach),
-            orientation_tolerance=max(
-                settings.angle_tolerance(settings.absolute_tolerance(chain.reach), chain.reach), COARSE_TURN
-            ),
-        )
-        self.coarse = replace(self.warm_alone, **coarse)
-        self.coarse_full = replace(self.warm_alone_full, **coarse)
-        self.coarse_tracking = replace(self.tracking_miss, **coarse)
+            self.warm_alone_full,
+            self.neighbour,
+            self.warm_dls,
+            self.tracking_miss,
+            self.coarse,
+            self.coarse_full,
+            self.coarse_tracking,
+        ) = _shot_settings(settings, chain.reach)
 
     def solve_rows(
         self, frames: Rows, starts: Array, reference: Array | None, settings: SolveSettings, inside_limits: bool = True
@@ -388,7 +420,8 @@ def _fill_between(frames: _Frames, followed: Rows) -> None:
     """The frames between followed ones, in one batch from their neighbours' blend, without
     restarts (a restart would pick a branch of its own). A frame that misses from the blend
     though both neighbours met tries again from the nearer neighbour's pose (and is walked
-    into from the frame beside it by ``_rescue_misses``)."""
+    into from the frame beside it by ``_rescue_misses``). After the guesses, on the native
+    kernel, one crossing (``shot_calls.fill_between``)."""
     between = np.setdiff1d(np.arange(frames.goals.count), followed)
     if between.size == 0:
         return
@@ -399,6 +432,20 @@ def _fill_between(frames: _Frames, followed: Rows) -> None:
     jumps = jump_positions(frames.rotations[followed], followed)
     smooth[jumps], smooth[jumps - 1] = False, False
     guesses = between_poses(frames.rotations[followed], followed, between, smooth)
+    settings, tracking = frames.warm_alone, frames.tracking_miss
+    if shot_calls.fill_between(
+        frames,
+        settings,
+        finishing(settings),
+        tracking,
+        finishing(tracking),
+        followed,
+        between,
+        guesses,
+        tip_twist_is_unseen(frames.chain, frames.goals),
+        SWITCH_GAIN * frames.chain.reach,
+    ):
+        return
     neighbours_met = frames.met[left] & frames.met[right]
     poses, met = np.empty_like(guesses), np.zeros(between.size, dtype=bool)
     for rows, settings in ((neighbours_met, frames.warm_alone), (~neighbours_met, frames.tracking_miss)):
@@ -599,39 +646,8 @@ def _carry(
     then the carried frames are kept and no jump is left. A carry that misses a goal on the
     way, or jumps, changes nothing. ``rivals``: per carry, another carry (or −1) that stops once
     this one is kept, and is not kept after it. Returns which carries were kept, and those that
-    ran out (for ``_blend_jumps``). On the native kernel, one crossing (``shot_calls.carry``)."""
+    ran out (for ``_blend_jumps``)."""
     direction = np.broadcast_to(direction, origins.shape)
-    native = shot_calls.carry(
-        frames,
-        frames.neighbour,
-        finishing(frames.neighbour),
-        order,
-        origins,
-        direction,
-        bounds,
-        rivals,
-        CARRY_FRAMES,
-        JUMP_SLACK,
-    )
-    if native is not None:
-        ran_out = [
-            _RanOut(
-                jump=int(origins[carrier]) if direction[carrier] < 0 else int(origins[carrier]) + 1,
-                origin=int(origins[carrier]),
-                frames=order[origins[carrier] + direction[carrier] * np.arange(1, native.counts[carrier] + 1)],
-                poses=native.poses(carrier),
-                beyond=int(native.beyond[carrier]),
-            )
-            for carrier in native.ran_out()
-        ]
-        return native.kept, ran_out
-    return _carry_in_numpy(frames, order, origins, direction, bounds, rivals)
-
-
-def _carry_in_numpy(
-    frames: _Frames, order: Rows, origins: Rows, direction: Rows, bounds: Rows | None, rivals: Rows | None
-) -> tuple[NDArray[np.bool_], list[_RanOut]]:
-    """``_carry``'s loop in numpy: the reference ``qik_carry`` answers alike."""
     rotations = frames.rotations
     behind = np.clip(origins - direction, 0, len(order) - 1)  # the carried branch's own last step
     speed = pose_distance(rotations[order[origins]], rotations[order[behind]]) / np.maximum(
@@ -716,10 +732,7 @@ def _blend_jumps(frames: _Frames, order: Rows, carries: list[_RanOut]) -> set[in
     carried_poses = np.concatenate([carry.poses for carry in carries])
     offsets = np.concatenate(([0], np.cumsum(lengths)))
     walker = rotations[[carry.beyond for carry in carries]].copy()
-    native = shot_calls.blend_walk(
-        frames, frames.neighbour, finishing(frames.neighbour), lengths, window, carried_poses, walker
-    )
-    walked, walked_met = native or _blend_walk_in_numpy(frames, lengths, offsets, window, carried_poses, walker)
+    walked, walked_met = _blend_walk(frames, lengths, offsets, window, carried_poses, walker)
     changed = np.zeros(len(rotations), dtype=bool)  # windows kept so far: one blend per frame
     waiting = set()
     for carry, start, end in zip(carries, offsets[:-1], offsets[1:], strict=True):
@@ -742,11 +755,11 @@ def _blend_jumps(frames: _Frames, order: Rows, carries: list[_RanOut]) -> set[in
     return waiting
 
 
-def _blend_walk_in_numpy(
+def _blend_walk(
     frames: _Frames, lengths: Rows, offsets: Rows, window: Rows, carried_poses: Array, walker: Array
 ) -> tuple[Array, NDArray[np.bool_]]:
-    """``_blend_jumps``' walkers in numpy, all side by side a step at a time (the reference
-    ``qik_blend_walk`` answers alike): walker k walks its rows from the last to the first."""
+    """``_blend_jumps``' walkers, all side by side a step at a time: walker k walks its rows from
+    the last to the first."""
     walked, walked_met = np.empty_like(carried_poses), np.ones(len(window), dtype=bool)
     for step in range(int(np.max(lengths))):
         going = np.nonzero(step < lengths)[0]
@@ -768,7 +781,12 @@ def _repair_jumps(frames: _Frames, order: Rows) -> None:
     instead (a probe may have found a branch of its own where the old one still reaches).
     A carry that runs beside the old branch without meeting it is blended in
     (``_blend_jumps``; again where a blend waited for one beside it, at most
-    ``BLEND_ROUNDS`` times)."""
+    ``BLEND_ROUNDS`` times). On the native kernel, one crossing (``shot_calls.repair_jumps``)."""
+    settings = frames.neighbour
+    if shot_calls.repair_jumps(
+        frames, settings, finishing(settings), order, CARRY_FRAMES, BLEND_ROUNDS, JUMP_SLACK, VISIBLE_JUMP
+    ):
+        return
     tried: set[int] = set()  # jumps (positions) whose carries and blends failed: not tried again
     for _ in range(BLEND_ROUNDS):
         jumps = jump_positions(frames.rotations[order], order)

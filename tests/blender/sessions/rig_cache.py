@@ -1,6 +1,6 @@
 """Session: a chain's rig, read on every Live update and frame, is built once and kept while
 nothing it is built from changes (the same ``ChainRig``, so the same solver ``Chain``, packed once
-for the kernel), and built again after each thing that changes it: a joint limit (from the panel
+for the kernel; a chain's mode is no part of it), and built again after each thing that changes it: a joint limit (from the panel
 or a script), a chain setting, a bone's rest frame, roll or parent in Edit Mode, a rename, pose
 location and scale, locked channels, constraints and drivers, the target's parenting, a loaded
 file. A Live chain follows each such change with its next update. The root frame's inverse
@@ -77,6 +77,16 @@ with checks.step("the same rig while nothing it is built from changes"):
     target.location.x -= 0.1
     update()
     checks.check("... and after a drag of the target, which the rig does not hold", read() is first)
+with checks.step("a chain's mode keeps the rig, and the chain made Live again follows"):
+    first = read()
+    chain.mode = "MANUAL"
+    target.location.x += 0.1
+    update()
+    checks.check("Manual: the same rig", read() is first)
+    chain.mode = "LIVE"
+    update()
+    checks.check("... Live again: the same rig", read() is first)
+    checks.check("... and the Live chain reaches the target it did not follow in Manual", reaches() < 1e-3, reaches())
 
 
 def check_rebuilt(what: str, change, expect=None, *, followed: bool = True) -> None:

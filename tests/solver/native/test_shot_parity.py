@@ -1,5 +1,6 @@
-"""A shot's loops on the kernel (``qik_follow``, ``qik_carry``, ``qik_blend_walk``, ``qik_walk_out``) against
-their numpy loops in ``sequence``: the same poses, verdicts and iterations.
+"""A shot's loops on the kernel (``qik_follow``, ``qik_walk_out``, ``qik_fill_between``,
+``qik_repair_jumps``, and the probes' ``qik_restart_round``) against their numpy loops in
+``sequence`` and ``solve``: the same poses, verdicts and iterations.
 
 Both runs solve every frame on the kernel; only the loops around the solves differ, so the
 kernel's loops must land the same keeps in the same order. They do the same arithmetic as the
@@ -18,7 +19,7 @@ from random_chains import random_chain
 
 from quat_ik_addon.solver.goals import Goals
 from quat_ik_addon.solver.limits.joints import AngleRange
-from quat_ik_addon.solver.native import library, shot_calls
+from quat_ik_addon.solver.native import kernel_calls, library, shot_calls
 from quat_ik_addon.solver.rig.reference_chains import elliptic_chain
 from quat_ik_addon.solver.settings import SolveSettings
 from quat_ik_addon.solver.shots.cycles import solve_cycle
@@ -41,10 +42,11 @@ def numpy_loops(monkeypatch):
 
     def use(on: bool) -> None:
         if on:
-            monkeypatch.setattr(shot_calls, "carry", lambda *args, **kwargs: None)
-            monkeypatch.setattr(shot_calls, "blend_walk", lambda *args, **kwargs: None)
+            monkeypatch.setattr(shot_calls, "repair_jumps", lambda *args, **kwargs: False)
+            monkeypatch.setattr(shot_calls, "fill_between", lambda *args, **kwargs: False)
             monkeypatch.setattr(shot_calls, "walk_out", lambda *args, **kwargs: False)
             monkeypatch.setattr(shot_calls, "follow", lambda *args, **kwargs: None)
+            monkeypatch.setattr(kernel_calls, "restart_round", lambda *args, **kwargs: None)
         else:
             monkeypatch.undo()
 
@@ -54,16 +56,17 @@ def numpy_loops(monkeypatch):
 @pytest.fixture
 def native_calls(monkeypatch):
     """How often each loop ran on the kernel (a silent fall back to numpy fails the parity tests)."""
-    calls = {"carry": 0, "blend_walk": 0, "walk_out": 0, "follow": 0}
+    calls = {"repair_jumps": 0, "fill_between": 0, "walk_out": 0, "follow": 0, "restart_round": 0}
     for name in calls:
-        original = getattr(shot_calls, name)
+        module = kernel_calls if name == "restart_round" else shot_calls
+        original = getattr(module, name)
 
         def counted(*args, _name=name, _original=original, **kwargs):
             answer = _original(*args, **kwargs)
             calls[_name] += answer is not None and answer is not False
             return answer
 
-        monkeypatch.setattr(shot_calls, name, counted)
+        monkeypatch.setattr(module, name, counted)
     return calls
 
 
@@ -127,7 +130,7 @@ def test_random_shots_match_the_numpy_loops(numpy_loops, native_calls):
         total += frames
         if apart.any():
             reasons.append(f"problem {problem}: {np.count_nonzero(apart)} of {frames} frames")
-    assert native_calls["carry"] > 0 and native_calls["walk_out"] > 0 and native_calls["follow"] > 0
+    assert all(native_calls.values()), native_calls
     print(f"{parted} of {total} frames parted ways: {reasons}")
     assert parted <= PARTED_SHARE * total, f"{parted} of {total} frames parted ways: {reasons}"
 
@@ -163,11 +166,11 @@ def test_a_loop_the_kernel_refuses_leaves_the_shot_to_numpy(monkeypatch):
 
     class Refusing:
         def __getattr__(self, name):
-            if name in ("qik_carry", "qik_blend_walk", "qik_walk_out", "qik_follow"):
+            if name in ("qik_repair_jumps", "qik_fill_between", "qik_walk_out", "qik_follow", "qik_restart_round"):
                 return lambda *args: 1  # QIK_BAD_INPUT
             return getattr(kernel, name)
 
-    monkeypatch.setattr(shot_calls.kernel_calls, "kernel_for", lambda chain, settings=None: Refusing())
+    monkeypatch.setattr(kernel_calls, "kernel_for", lambda chain, settings=None: Refusing())
     refused = solve_sequence(chain, path, start_rotations=chain.centre_pose(), settings=BENCH)
     assert np.max(np.abs(refused.rotations - expected.rotations)) <= POSE_MATCH
     assert np.array_equal(refused.converged, expected.converged)

@@ -110,6 +110,35 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
     return status;
 }
 
+QIK_EXPORT int32_t qik_measure(const qik_chain *chain, const qik_goals *goals, int64_t rows, const double *rotations,
+                               double *position_error, double *orientation_error, double *effector)
+{
+    if (!qik_chain_is_valid(chain) || !qik_goals_are_valid(goals) || rows < 0 ||
+        (rows > 0 && (rotations == NULL || position_error == NULL || orientation_error == NULL || effector == NULL)))
+        return QIK_BAD_INPUT;
+    int32_t n = chain->n_bones;
+    double *scratch = malloc((size_t)qik_workspace_doubles(n) * sizeof(double));
+    if (scratch == NULL)
+        return QIK_BAD_INPUT;
+    for (int64_t row = 0; row < rows; row++) {
+        qik_row_goal goal = qik_row_goal_at(goals, row);
+        qik_goal_errors(chain, &goal, rotations + 4 * n * row, scratch, position_error + row, orientation_error + row,
+                        effector + 3 * row);
+    }
+    free(scratch);
+    return QIK_OK;
+}
+
+QIK_EXPORT int32_t qik_pose_distance_rows(int32_t n_bones, int64_t rows, const double *a, const double *b,
+                                          double *distance)
+{
+    if (n_bones < 1 || rows < 0 || (rows > 0 && (a == NULL || b == NULL || distance == NULL)))
+        return QIK_BAD_INPUT;
+    for (int64_t row = 0; row < rows; row++)
+        distance[row] = qik_pose_distance(a + 4 * n_bones * row, b + 4 * n_bones * row, n_bones);
+    return QIK_OK;
+}
+
 /* free_twist.carry_tip_twist and within_tip_twist_range for one row's pose q from its start. */
 static void carry_tip(const qik_chain *chain, double *q, const double *start)
 {
@@ -176,19 +205,32 @@ QIK_EXPORT int32_t qik_solve(const qik_solve_call *call)
     for (int64_t row = 0; row < rows; row++) {
         qik_row_goal goal = qik_row_goal_at(goals, row);
         double *start = starts + 4 * n * row, *q = rotations + 4 * n * row;
-        for (int32_t i = 0; i < n; i++)
-            qik_clamp_joint(chain, i, start + 4 * i);
-        memcpy(q, start, 4 * (size_t)n * sizeof(double));
-        iterations[row] = qik_run_row(chain, &goal, settings, q, preferred == NULL ? NULL : preferred + 4 * n * row,
-                                  scratch, position_error + row, orientation_error + row, effector + 3 * row);
-        qik_finish_row(chain, &goal, q, scratch, position_error + row, orientation_error + row, effector + 3 * row);
-        met[row] = (uint8_t)qik_reached(settings, position_error[row], orientation_error[row]);
-        if (carry_tip_twist)
-            carry_tip(chain, q, start);
-        if (!qik_all_finite(q, 4 * (int64_t)n) || !isfinite(position_error[row]) || !isfinite(orientation_error[row]) ||
-            !qik_all_finite(effector + 3 * row, 3) || !qik_all_finite(start, 4 * (int64_t)n))
+        int reached = qik_solve_row(chain, &goal, settings, start, q, preferred == NULL ? NULL : preferred + 4 * n * row,
+                                    carry_tip_twist, scratch, iterations + row, position_error + row,
+                                    orientation_error + row, effector + 3 * row);
+        met[row] = (uint8_t)(reached == 1);
+        if (reached < 0)
             status = QIK_NOT_FINITE; /* the caller runs numpy on the whole batch */
     }
     free(scratch);
     return status;
+}
+
+int qik_solve_row(const qik_chain *chain, const qik_row_goal *goal, const qik_settings *settings, double *start,
+                  double *q, const double *preferred, int carry_tip_twist, double *scratch, int64_t *iterations,
+                  double *position_error, double *orientation_error, double effector[3])
+{
+    int32_t n = chain->n_bones;
+    for (int32_t i = 0; i < n; i++)
+        qik_clamp_joint(chain, i, start + 4 * i);
+    memcpy(q, start, 4 * (size_t)n * sizeof(double));
+    *iterations = qik_run_row(chain, goal, settings, q, preferred, scratch, position_error, orientation_error, effector);
+    qik_finish_row(chain, goal, q, scratch, position_error, orientation_error, effector);
+    int met = qik_reached(settings, *position_error, *orientation_error);
+    if (carry_tip_twist)
+        carry_tip(chain, q, start);
+    if (!qik_all_finite(q, 4 * (int64_t)n) || !isfinite(*position_error) || !isfinite(*orientation_error) ||
+        !qik_all_finite(effector, 3) || !qik_all_finite(start, 4 * (int64_t)n))
+        return -1;
+    return met;
 }

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#define QIK_INTERFACE_VERSION 3
+#define QIK_INTERFACE_VERSION 4
 
 #if defined(_WIN32)
 #define QIK_EXPORT __declspec(dllexport)
@@ -138,6 +138,47 @@ QIK_EXPORT int32_t qik_run_method(const qik_chain *chain, const qik_goals *goals
                                   int64_t rows, double *rotations, const double *preferred, int64_t *iterations,
                                   double *position_error, double *orientation_error, double *effector);
 
+/* Which rows a restart round hands a candidate (solve._restart): one that meets the goal always; else,
+ * without a reference pose, a closer miss; with one, a miss closer by ``switch_gain``, or never. */
+enum { QIK_TAKE_CLOSER = 0, QIK_TAKE_GAIN = 1, QIK_TAKE_MET = 2 };
+
+/* solve._restart's round: the ``unmet`` rows of a batch of ``rows`` each get ``candidates`` starts. */
+typedef struct {
+    int64_t rows;
+    double *rotations;          /* (rows, n, 4) in/out: a row that takes a candidate gets its answer */
+    double *position_error;     /* (rows) in/out: the errors of ``rotations`` */
+    double *orientation_error;  /* (rows) in/out */
+    int64_t *iterations;        /* (rows) in/out: every candidate's iterations added to its row */
+    const double *reference;    /* (rows, n, 4) or NULL: a met candidate nearest it wins */
+    const double *preferred;    /* (rows, n, 4) or NULL */
+    int64_t unmet;
+    const int64_t *unmet_rows;  /* (unmet) in [0, rows) */
+    int64_t candidates;
+    double *starts;             /* (unmet * candidates, n, 4), a row's together: in the starts (inside the
+                                 * limits), out each candidate's answer */
+    int32_t take_rule;          /* QIK_TAKE_* */
+    int32_t reserved;
+    double switch_gain;         /* QIK_TAKE_GAIN's margin */
+    double tie;                 /* values this close are ties, and the first candidate wins */
+    uint8_t *taken;             /* (unmet) out: whether the row took a candidate */
+} qik_restart_request;
+
+/* Every candidate solved with ``settings`` (the round's budget), ranked per row as solve._restart
+ * ranks them (met first, then nearest the reference, else the smallest combined error) and taken by
+ * the rule. Where a candidate's answer is not finite, nothing is written (QIK_NOT_FINITE). */
+QIK_EXPORT int32_t qik_restart_round(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
+                                     const qik_restart_request *round);
+
+/* measurements.goal_errors: each row's pose (rotations (rows, n, 4)) measured against its goal by
+ * forward kinematics: position error, orientation error (radians) and effector (rows, 3). */
+QIK_EXPORT int32_t qik_measure(const qik_chain *chain, const qik_goals *goals, int64_t rows, const double *rotations,
+                               double *position_error, double *orientation_error, double *effector);
+
+/* solve.pose_distance: per row, the largest joint angle (radians) between poses a and b (rows, n, 4);
+ * NaN where an angle is NaN, as numpy's max. */
+QIK_EXPORT int32_t qik_pose_distance_rows(int32_t n_bones, int64_t rows, const double *a, const double *b,
+                                          double *distance);
+
 /* free_twist.carry_tip_twist then within_tip_twist_range: each row's tip (rotations (rows, n, 4),
  * in place) turned from its start (starts (rows, n, 4)) along the shortest arc to where it
  * points now (Blow 2002's simple rotation), w >= 0, then its twist brought into a ball joint's
@@ -188,57 +229,6 @@ typedef struct {
     double *answer_effector;          /* (frames, 3) */
 } qik_shot;
 
-/* sequence._carry's arguments and answers: carries along ``order`` (positions to frames). */
-typedef struct {
-    int64_t order_count;
-    const int64_t *order;      /* (order_count) frame of each position: increasing, in [0, frames) */
-    int64_t carries;
-    const int64_t *origins;    /* (carries) positions carried from */
-    const int64_t *directions; /* (carries) -1 or +1 */
-    const int64_t *bounds;     /* (carries) a position each may not pass, or NULL: carry_frames frames */
-    const int64_t *rivals;     /* (carries) a carry (or -1) that stops once this one is kept, or NULL */
-    int64_t carry_frames;
-    double jump_slack;         /* pose_jumps.JUMP_SLACK */
-    int64_t slots;             /* poses ``carried`` holds */
-    const int64_t *slot_first; /* (carries) each carry's first slot ... */
-    const int64_t *slot_count; /* ... and how many: at least the positions it may pass (to its bound,
-                                * or carry_frames on; not past the shot's end), else QIK_BAD_INPUT */
-    double *carried;           /* (slots, n, 4) out: each carry's poses, nearest first */
-    int64_t *carried_count;    /* (carries) out */
-    uint8_t *kept;             /* (carries) out */
-    int64_t *ran_out_rank;     /* (carries) out: -1, or the order in which carries ran out */
-    int64_t *beyond;           /* (carries) out: where one ran out, the frame past its far end */
-} qik_carry_request;
-
-/* sequence._carry: each carry steps frame by frame from its origin, solving each frame warm
- * from the step before (``settings``; no restarts), until it misses a goal or turns too fast
- * (the carry fails), meets the pose already there or reaches the shot's end (its frames are
- * kept: rotations, met and solved written), or passes its bound (it ran out). All side by side,
- * a step at a time, as the numpy loop does, so that keeps land in the same order. */
-QIK_EXPORT int32_t qik_carry(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
-                             const qik_shot *shot, const qik_carry_request *carry);
-
-/* sequence._blend_jumps' walkers: each walks its frames (frames[offsets[w] .. + lengths[w]),
- * the carried poses there alike) from the last to the first, starting from walker_poses[w]:
- * each step starts from the walker turned a share 1 / (frames left + 1) of the way to the
- * carried pose (clamped), and is solved there warm (``settings``, no restarts). The answers go
- * to ``walked`` and ``walked_met`` by row, the walkers' last poses stay in walker_poses, and
- * the shot records every solve (its rotations, met and solved are not read or written). */
-typedef struct {
-    int64_t walkers;
-    int64_t rows;              /* sum of lengths */
-    const int64_t *lengths;    /* (walkers) */
-    const int64_t *offsets;    /* (walkers) first row of each */
-    const int64_t *frames;     /* (rows) frame of each row, in [0, shot frames) */
-    const double *carried;     /* (rows, n, 4) */
-    double *walker_poses;      /* (walkers, n, 4) in/out */
-    double *walked;            /* (rows, n, 4) out */
-    uint8_t *walked_met;       /* (rows) out */
-} qik_blend_request;
-
-QIK_EXPORT int32_t qik_blend_walk(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
-                                  const qik_shot *shot, const qik_blend_request *blend);
-
 /* sequence._walk_out: walkers step from their seeds (positions in ``order``) one frame at a
  * time in their direction, into frames that missed their goals, no further than ``until``;
  * each step solved warm from the walker's last pose (with met_settings where that met its
@@ -279,6 +269,45 @@ typedef struct {
 QIK_EXPORT int32_t qik_follow(const qik_chain *chain, const qik_goals *goals, const qik_settings *met_settings,
                               const qik_settings *tracking_settings, const qik_shot *shot,
                               const qik_follow_request *follow);
+
+/* sequence._repair_jumps along ``order``: jumps between frames that both met their goals carried
+ * and blended away (sequence._carry, _blend_jumps), then the visible ones left carried through. */
+typedef struct {
+    int64_t order_count;
+    const int64_t *order; /* (order_count) frames: increasing, in [0, shot frames) */
+    int64_t carry_frames; /* sequence.CARRY_FRAMES */
+    int64_t blend_rounds; /* sequence.BLEND_ROUNDS */
+    double jump_slack;    /* pose_jumps.JUMP_SLACK */
+    double visible_jump;  /* pose_jumps.VISIBLE_JUMP (radians) */
+} qik_repair_request;
+
+/* The numpy loop's steps and keeps in its order, each carry and blend solved with ``settings`` (no
+ * restarts). QIK_BAD_INPUT before any write; memory running out part way ends the repair where it
+ * is, the shot consistent (QIK_NOT_FINITE, as for a step that came out non-finite). */
+QIK_EXPORT int32_t qik_repair_jumps(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
+                                    const qik_shot *shot, const qik_repair_request *repair);
+
+/* sequence._fill_between: the frames between followed ones, each solved from its guess (as solve.solve
+ * does: the guess clamped, the tip's unseen twist carried with ``carry_tip_twist``) with met_settings
+ * where both followed neighbours met their goals, else tracking_settings; a row that misses though
+ * both met is solved again from the nearer neighbour's pose (met_settings), kept where it meets; a
+ * tracked row missing by more than ``margin`` beyond both neighbours' misses is solved again from
+ * the nearer one (tracking_settings), kept where it meets or misses by less. Every solve recorded,
+ * then each row's pose and verdict written. */
+typedef struct {
+    int64_t followed_count;
+    const int64_t *followed; /* (followed_count) frames, increasing, in [0, shot frames) */
+    int64_t between_count;
+    const int64_t *between;  /* (between_count) frames, increasing, each strictly between two followed ones */
+    const double *guesses;   /* (between_count, n, 4) where each starts (pose_curves.between_poses) */
+    int32_t carry_tip_twist;
+    int32_t reserved;
+    double margin;           /* sequence.SWITCH_GAIN times the reach */
+} qik_fill_request;
+
+QIK_EXPORT int32_t qik_fill_between(const qik_chain *chain, const qik_goals *goals, const qik_settings *met_settings,
+                                    const qik_settings *tracking_settings, const qik_shot *shot,
+                                    const qik_fill_request *fill);
 
 /* free_twist.carry_tip_twist_along then within_tip_twist_range: a shot's poses (rotations (frames,
  * n, 4), in place) whose tip turns from ``start``'s (n, 4) to each frame's direction along the

@@ -5,6 +5,7 @@
 #define QIK_MATH_H
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define QIK_PI 3.14159265358979323846
@@ -254,6 +255,18 @@ static inline double qik_angle_between(const double p[4], const double q[4])
     qik_conj(p, conj);
     qik_mul(conj, q, relative);
     return 2.0 * atan2(qik_length3(relative + 1), fabs(relative[0]));
+}
+
+/* solve.pose_distance: the largest joint angle between two poses of n joints (NaN as numpy's max). */
+static inline double qik_pose_distance(const double *a, const double *b, int32_t n)
+{
+    double largest = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        double angle = qik_angle_between(a + 4 * i, b + 4 * i);
+        if (angle > largest || isnan(angle))
+            largest = angle;
+    }
+    return largest;
 }
 
 /* quaternion.direction_angle: the angle between two directions, in [0, pi]. */

@@ -1,6 +1,7 @@
 /* A shot's frame-by-frame loops (solver/sequence.py) in one call each: the Python loop crossed
  * into the kernel once per frame step, and its bookkeeping around each crossing cost more than
- * the solves (the 3-bone benchmark shot: ~100 crossings of a few rows per jump repair).
+ * the solves (the 3-bone benchmark shot: ~100 crossings of a few rows per jump repair). The
+ * carries and blend walks are the jump repair's (repair.c), which runs them through shot.h.
  *
  * Each call writes the shot's arrays in place, so everything it could refuse is checked before
  * the first write (QIK_BAD_INPUT then means the shot is untouched). A step whose solve comes out
@@ -10,19 +11,8 @@
 
 #include "limits.h"
 #include "qik_math.h"
+#include "shot.h"
 #include "solve.h"
-
-/* solve.pose_distance: the largest joint angle between two poses. */
-static double pose_distance(const double *a, const double *b, int32_t n)
-{
-    double largest = 0.0;
-    for (int32_t i = 0; i < n; i++) {
-        double angle = qik_angle_between(a + 4 * i, b + 4 * i);
-        if (angle > largest || isnan(angle))
-            largest = angle;
-    }
-    return largest;
-}
 
 static int64_t clip(int64_t value, int64_t low, int64_t high) { return value < low ? low : value > high ? high : value; }
 
@@ -56,41 +46,6 @@ static int solve_step(const qik_chain *chain, const qik_goals *goals, const qik_
     return qik_reached(settings, position_error, orientation_error);
 }
 
-static int request_is_valid(const qik_shot *shot, const qik_carry_request *carry)
-{
-    if (shot == NULL || carry == NULL || shot->frames < 0 || carry->order_count < 0 || carry->carries < 0)
-        return 0;
-    if (carry->carries == 0)
-        return 1;
-    if (shot->rotations == NULL || shot->met == NULL || shot->solved == NULL || shot->iterations == NULL ||
-        shot->answers == NULL || shot->answer_position_error == NULL || shot->answer_orientation_error == NULL ||
-        shot->answer_effector == NULL || carry->order == NULL || carry->origins == NULL ||
-        carry->directions == NULL || carry->slot_first == NULL || carry->slot_count == NULL ||
-        carry->carried_count == NULL || carry->kept == NULL || carry->ran_out_rank == NULL ||
-        carry->beyond == NULL || (carry->slots > 0 && carry->carried == NULL) || carry->order_count < 1)
-        return 0;
-    for (int64_t p = 0; p < carry->order_count; p++)
-        if (carry->order[p] < 0 || carry->order[p] >= shot->frames || (p > 0 && carry->order[p] <= carry->order[p - 1]))
-            return 0; /* increasing: a carry then passes at most carry_frames positions */
-    if (carry->carry_frames < 0)
-        return 0;
-    for (int64_t c = 0; c < carry->carries; c++) {
-        if (carry->origins[c] < 0 || carry->origins[c] >= carry->order_count ||
-            (carry->directions[c] != 1 && carry->directions[c] != -1) || carry->slot_first[c] < 0 ||
-            carry->slot_count[c] < 0 || carry->slot_first[c] > carry->slots - carry->slot_count[c] ||
-            (carry->rivals != NULL && (carry->rivals[c] < -1 || carry->rivals[c] >= carry->carries)))
-            return 0;
-        /* Room for every pose it may carry: to its bound (or carry_frames on), not past the shot's end. */
-        int64_t origin = carry->origins[c], direction = carry->directions[c];
-        int64_t to_end = direction > 0 ? carry->order_count - 1 - origin : origin;
-        int64_t room = carry->bounds != NULL ? direction * (carry->bounds[c] - origin) : carry->carry_frames;
-        room = room < 0 ? 0 : room > to_end ? to_end : room;
-        if (carry->slot_count[c] < room)
-            return 0;
-    }
-    return 1;
-}
-
 /* sequence._carry's within_reach: of the carries ``going`` (count of them), those whose next
  * position lies in the shot and within their bound; those past it ran out (ranked in order).
  * Returns how many go on (compacted in place). */
@@ -115,12 +70,9 @@ static int64_t within_reach(const qik_carry_request *carry, const int64_t *posit
     return kept;
 }
 
-QIK_EXPORT int32_t qik_carry(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
-                             const qik_shot *shot, const qik_carry_request *carry)
+int32_t qik_run_carries(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
+                        const qik_shot *shot, const qik_carry_request *carry)
 {
-    if (!qik_chain_is_valid(chain) || !qik_goals_are_valid(goals) || !qik_settings_are_valid(settings) ||
-        !request_is_valid(shot, carry))
-        return QIK_BAD_INPUT;
     int64_t carries = carry->carries, last = carry->order_count - 1;
     if (carries == 0)
         return QIK_OK;
@@ -150,8 +102,8 @@ QIK_EXPORT int32_t qik_carry(const qik_chain *chain, const qik_goals *goals, con
     for (int64_t c = 0; c < carries; c++) {
         int64_t origin = carry->origins[c], direction = carry->directions[c];
         int64_t behind = clip(origin - direction, 0, last);
-        speed[c] = pose_distance(rotations + pose_doubles * order[origin], rotations + pose_doubles * order[behind], n) /
-                   (double)at_least_one(magnitude(order[origin] - order[behind]));
+        const double *from = rotations + pose_doubles * order[origin], *back = rotations + pose_doubles * order[behind];
+        speed[c] = qik_pose_distance(from, back, n) / (double)at_least_one(magnitude(order[origin] - order[behind]));
         running[c] = speed[c];
         position[c] = origin + direction;
         memcpy(previous + c * pose_doubles, rotations + pose_doubles * order[origin], pose_doubles * sizeof(double));
@@ -174,9 +126,9 @@ QIK_EXPORT int32_t qik_carry(const qik_chain *chain, const qik_goals *goals, con
                 status = QIK_NOT_FINITE;
             gap[c] = (double)magnitude(step - order[position[c] - direction]);
             int64_t beyond = order[clip(position[c] + direction, 0, last)];
-            double there = pose_distance(rotations + pose_doubles * step, rotations + pose_doubles * beyond, n) /
+            double there = qik_pose_distance(rotations + pose_doubles * step, rotations + pose_doubles * beyond, n) /
                            (double)at_least_one(magnitude(beyond - step));
-            moved[c] = pose_distance(q, previous + c * pose_doubles, n);
+            moved[c] = qik_pose_distance(q, previous + c * pose_doubles, n);
             double pace = running[c] > there ? running[c] : there;
             held[c] = met == 1 && moved[c] <= 2.0 * pace * gap[c] + carry->jump_slack;
         }
@@ -191,8 +143,8 @@ QIK_EXPORT int32_t qik_carry(const qik_chain *chain, const qik_goals *goals, con
                    pose_doubles * sizeof(double));
             carry->carried_count[c]++;
             int at_end = position[c] == 0 || position[c] == last;
-            joined[c] = at_end ||
-                        pose_distance(q, rotations + pose_doubles * step, n) <= 2.0 * speed[c] * gap[c] + carry->jump_slack;
+            joined[c] = at_end || qik_pose_distance(q, rotations + pose_doubles * step, n) <=
+                                      2.0 * speed[c] * gap[c] + carry->jump_slack;
         }
         /* Joined carries are kept in order; one whose rival was kept first is not. */
         for (int64_t k = 0; k < count; k++) {
@@ -224,28 +176,12 @@ QIK_EXPORT int32_t qik_carry(const qik_chain *chain, const qik_goals *goals, con
     return status;
 }
 
-QIK_EXPORT int32_t qik_blend_walk(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
-                                  const qik_shot *shot, const qik_blend_request *blend)
+int32_t qik_run_blend(const qik_chain *chain, const qik_goals *goals, const qik_settings *settings,
+                      const qik_shot *shot, const qik_blend_request *blend)
 {
-    if (!qik_chain_is_valid(chain) || !qik_goals_are_valid(goals) || !qik_settings_are_valid(settings) ||
-        shot == NULL || blend == NULL || blend->walkers < 0 || blend->rows < 0)
-        return QIK_BAD_INPUT;
-    if (blend->walkers == 0)
-        return QIK_OK;
-    if (shot->iterations == NULL || shot->answers == NULL || shot->answer_position_error == NULL ||
-        shot->answer_orientation_error == NULL || shot->answer_effector == NULL || blend->lengths == NULL ||
-        blend->offsets == NULL || blend->frames == NULL || blend->carried == NULL || blend->walker_poses == NULL ||
-        blend->walked == NULL || blend->walked_met == NULL)
-        return QIK_BAD_INPUT;
     int64_t longest = 0;
-    for (int64_t w = 0; w < blend->walkers; w++) {
-        if (blend->lengths[w] < 0 || blend->offsets[w] < 0 || blend->offsets[w] > blend->rows - blend->lengths[w])
-            return QIK_BAD_INPUT;
+    for (int64_t w = 0; w < blend->walkers; w++)
         longest = blend->lengths[w] > longest ? blend->lengths[w] : longest;
-    }
-    for (int64_t r = 0; r < blend->rows; r++)
-        if (blend->frames[r] < 0 || blend->frames[r] >= shot->frames)
-            return QIK_BAD_INPUT;
     int32_t n = chain->n_bones;
     size_t pose_doubles = 4 * (size_t)n;
     double *scratch = malloc(((size_t)qik_workspace_doubles(n) + pose_doubles) * sizeof(double));
@@ -546,5 +482,159 @@ QIK_EXPORT int32_t qik_carry_tip_twist_along(const qik_chain *chain, int64_t fra
         qik_copy3(before, direction);
         qik_copy4(swing_before, swing_now);
     }
+    return status;
+}
+
+/* sequence._Frames.solve_rows' record of one finished solve (not finite: nothing recorded). */
+static void record(const qik_shot *shot, int32_t n, int64_t frame, const double *q, int64_t iterations,
+                   double position_error, double orientation_error, const double effector[3])
+{
+    shot->iterations[frame] += iterations;
+    memcpy(shot->answers + 4 * (size_t)n * frame, q, 4 * (size_t)n * sizeof(double));
+    shot->answer_position_error[frame] = position_error;
+    shot->answer_orientation_error[frame] = orientation_error;
+    qik_copy3(shot->answer_effector + 3 * frame, effector);
+}
+
+/* The first index of the increasing ``values`` at or past ``value`` (numpy's searchsorted). */
+static int64_t search(const int64_t *values, int64_t count, int64_t value)
+{
+    int64_t low = 0, high = count;
+    while (low < high) {
+        int64_t middle = low + (high - low) / 2;
+        if (values[middle] < value)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low;
+}
+
+QIK_EXPORT int32_t qik_fill_between(const qik_chain *chain, const qik_goals *goals, const qik_settings *met_settings,
+                                    const qik_settings *tracking_settings, const qik_shot *shot,
+                                    const qik_fill_request *fill)
+{
+    if (!qik_chain_is_valid(chain) || !qik_goals_are_valid(goals) || !qik_settings_are_valid(met_settings) ||
+        !qik_settings_are_valid(tracking_settings) || shot == NULL || fill == NULL || fill->followed_count < 0 ||
+        fill->between_count < 0 || !(fill->margin >= 0.0))
+        return QIK_BAD_INPUT;
+    int64_t count = fill->between_count, followed_count = fill->followed_count;
+    if (count == 0)
+        return QIK_OK;
+    if (shot->rotations == NULL || shot->met == NULL || shot->solved == NULL || shot->iterations == NULL ||
+        shot->answers == NULL || shot->answer_position_error == NULL || shot->answer_orientation_error == NULL ||
+        shot->answer_effector == NULL || fill->followed == NULL || fill->between == NULL || fill->guesses == NULL ||
+        followed_count < 2)
+        return QIK_BAD_INPUT;
+    const int64_t *followed = fill->followed, *between = fill->between;
+    for (int64_t p = 0; p < followed_count; p++)
+        if (followed[p] < 0 || followed[p] >= shot->frames || (p > 0 && followed[p] <= followed[p - 1]))
+            return QIK_BAD_INPUT;
+    for (int64_t r = 0; r < count; r++) {
+        int64_t after = search(followed, followed_count, between[r]);
+        if (between[r] <= followed[0] || after >= followed_count || followed[after] == between[r] ||
+            (r > 0 && between[r] <= between[r - 1]))
+            return QIK_BAD_INPUT; /* strictly between two followed frames, increasing */
+    }
+    int32_t n = chain->n_bones;
+    size_t pose_doubles = 4 * (size_t)n;
+    int64_t workspace = qik_workspace_doubles(n);
+    /* scratch, a start, per row its pose and own miss */
+    double *memory = malloc(((size_t)workspace + pose_doubles + (size_t)count * (pose_doubles + 1)) * sizeof(double));
+    unsigned char *flags = malloc(2 * (size_t)count); /* per row: its neighbours met, it met */
+    if (memory == NULL || flags == NULL) {
+        free(memory);
+        free(flags);
+        return QIK_BAD_INPUT;
+    }
+    double *scratch = memory, *start = memory + workspace, *poses = start + pose_doubles, *own = poses + count * pose_doubles;
+    unsigned char *neighbours_met = flags, *met = flags + count;
+    int32_t status = QIK_OK;
+    double position_error, orientation_error, effector[3];
+    int64_t iterations;
+    for (int64_t r = 0; r < count; r++) {
+        int64_t after = search(followed, followed_count, between[r]);
+        neighbours_met[r] = shot->met[followed[after - 1]] && shot->met[followed[after]];
+    }
+    /* From the guesses, as solve.solve: the rows whose neighbours both met with the warm budget,
+     * then those tracking a miss. */
+    for (int group = 1; group >= 0; group--) {
+        const qik_settings *settings = group ? met_settings : tracking_settings;
+        for (int64_t r = 0; r < count; r++) {
+            if (neighbours_met[r] != group)
+                continue;
+            qik_row_goal goal = qik_row_goal_at(goals, between[r]);
+            double *q = poses + r * pose_doubles;
+            memcpy(start, fill->guesses + r * pose_doubles, pose_doubles * sizeof(double));
+            int reached = qik_solve_row(chain, &goal, settings, start, q, NULL, fill->carry_tip_twist, scratch,
+                                        &iterations, &position_error, &orientation_error, effector);
+            if (reached < 0) { /* a miss at its (clamped) start, recording nothing */
+                memcpy(q, start, pose_doubles * sizeof(double));
+                status = QIK_NOT_FINITE;
+                reached = 0;
+            } else {
+                record(shot, n, between[r], q, iterations, position_error, orientation_error, effector);
+            }
+            met[r] = (unsigned char)reached;
+        }
+    }
+    /* A row missed though both neighbours met: again from the nearer neighbour's pose, kept where it meets. */
+    for (int64_t r = 0; r < count; r++) {
+        if (!neighbours_met[r] || met[r])
+            continue;
+        int64_t after = search(followed, followed_count, between[r]);
+        int64_t left = followed[after - 1], right = followed[after];
+        int64_t nearer = between[r] - left <= right - between[r] ? left : right;
+        memcpy(start, shot->rotations + nearer * pose_doubles, pose_doubles * sizeof(double));
+        int reached = solve_step(chain, goals, met_settings, shot, between[r], start, scratch, NULL);
+        if (reached < 0)
+            status = QIK_NOT_FINITE;
+        else if (reached) {
+            memcpy(poses + r * pose_doubles, start, pose_doubles * sizeof(double));
+            met[r] = 1;
+        }
+    }
+    /* Between two misses, a row missing by clearly more than both: again from the nearer neighbour,
+     * tracking the miss, kept where it meets or misses by less. */
+    for (int64_t r = 0; r < count; r++) {
+        own[r] = INFINITY;
+        if (neighbours_met[r])
+            continue;
+        int64_t after = search(followed, followed_count, between[r]);
+        int64_t left = followed[after - 1], right = followed[after];
+        qik_row_goal goal = qik_row_goal_at(goals, between[r]);
+        qik_goal_errors(chain, &goal, poses + r * pose_doubles, scratch, &position_error, &orientation_error, effector);
+        own[r] = qik_combined_error(chain, position_error, orientation_error);
+        double beside = current_miss(chain, goals, shot, left, scratch);
+        double right_miss = current_miss(chain, goals, shot, right, scratch);
+        beside = isnan(beside) || isnan(right_miss) ? NAN : beside > right_miss ? beside : right_miss;
+        if (!(own[r] > beside + fill->margin))
+            own[r] = INFINITY; /* not outlying */
+    }
+    for (int64_t r = 0; r < count; r++) {
+        if (neighbours_met[r] || own[r] == INFINITY)
+            continue;
+        int64_t after = search(followed, followed_count, between[r]);
+        int64_t left = followed[after - 1], right = followed[after];
+        int64_t nearer = between[r] - left <= right - between[r] ? left : right;
+        memcpy(start, shot->rotations + nearer * pose_doubles, pose_doubles * sizeof(double));
+        double missed_by;
+        int reached = solve_step(chain, goals, tracking_settings, shot, between[r], start, scratch, &missed_by);
+        if (reached < 0) {
+            status = QIK_NOT_FINITE;
+            continue;
+        }
+        if (reached || missed_by < own[r]) {
+            memcpy(poses + r * pose_doubles, start, pose_doubles * sizeof(double));
+            met[r] = (unsigned char)reached;
+        }
+    }
+    for (int64_t r = 0; r < count; r++) {
+        memcpy(shot->rotations + between[r] * pose_doubles, poses + r * pose_doubles, pose_doubles * sizeof(double));
+        shot->met[between[r]] = met[r];
+        shot->solved[between[r]] = 1;
+    }
+    free(memory);
+    free(flags);
     return status;
 }

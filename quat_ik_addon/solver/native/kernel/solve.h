@@ -77,6 +77,13 @@ int64_t qik_run_row(const qik_chain *chain, const qik_row_goal *goal, const qik_
 int qik_finish_row(const qik_chain *chain, const qik_row_goal *goal, double *q, double *scratch,
                    double *position_error, double *orientation_error, double effector[3]);
 
+/* qik_solve for one row: ``start`` brought inside the limits in place, the method run from it into q,
+ * q finished (qik_finish_row) and measured, then with ``carry_tip_twist`` the tip's unseen twist
+ * carried from the start. Returns whether q meets the goal, or -1 where a value is not finite. */
+int qik_solve_row(const qik_chain *chain, const qik_row_goal *goal, const qik_settings *settings, double *start,
+                  double *q, const double *preferred, int carry_tip_twist, double *scratch, int64_t *iterations,
+                  double *position_error, double *orientation_error, double effector[3]);
+
 /* goal_errors of a pose: errors and effector by forward kinematics. */
 void qik_goal_errors(const qik_chain *chain, const qik_row_goal *goal, const double *q, double *scratch,
                      double *position_error, double *orientation_error, double effector[3]);

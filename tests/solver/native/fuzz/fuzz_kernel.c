@@ -19,7 +19,10 @@
  *     memory outside the arrays (the sanitizers see that), must answer one of its status codes,
  *     and QIK_OK must still mean every output is finite.
  *
- * qik_solve then solves the case's rows again through its argument struct (qik_solve_call).
+ * qik_solve then solves the case's rows again through its argument struct (qik_solve_call), and
+ * the rows are measured (qik_measure, qik_pose_distance_rows) and given a round of restarts
+ * (qik_restart_round: random unmet rows, candidates from random poses, each rule); hostile cases
+ * break its rows, counts, rule and starts. A refused round must leave the rows as they were.
  *
  * Then each case's chain becomes a body (qik_body_stage, qik_body_task_errors): random parents
  * (a tree, bones listed parents first), stretchy bones, tasks on random bones at random levels
@@ -29,10 +32,10 @@
  * finite outputs, and QIK_OK for every valid case.
  *
  * After the single solves, each case's rows are taken as the frames of a shot (their poses as
- * run_method left them) and the shot's loops run on it (qik_follow, qik_carry, qik_blend_walk,
- * qik_walk_out, qik_carry_tip_twist_along) with random orders, pieces, carries and walkers; hostile cases break their indices,
- * directions, counts and pointers too. These write the shot in place, so QIK_BAD_INPUT must also
- * mean the shot was left exactly as it was.
+ * run_method left them) and the shot's loops run on it (qik_repair_jumps, qik_fill_between, qik_walk_out,
+ * qik_follow, qik_carry_tip_twist_along) with random orders, pieces and walkers; hostile cases break their
+ * indices, directions, counts and pointers too. These write the shot in place, so QIK_BAD_INPUT
+ * must also mean the shot was left exactly as it was.
  *
  * Every array is allocated at its exact size, so a read one past its end is an ASan report.
  * Exit status: 0 all cases passed, 1 a check failed (the case is printed), 2 bad arguments.
@@ -840,6 +843,103 @@ static int run_case(fuzz_case *c)
     return check_solve(c, count, rows);
 }
 
+/* qik_measure and qik_pose_distance_rows on the case's rows, then a restart round on them: valid
+ * cases need QIK_OK and finite answers, a refused round must leave the rows as they were. */
+static int run_round_case(rng_t *rng, fuzz_case *c)
+{
+    int64_t rows = c->rows > 0 ? c->rows : 0, count = (c->n > 0 ? c->n : 0) * rows;
+    double *position_error = allocate(rows, sizeof(double)), *orientation_error = allocate(rows, sizeof(double));
+    double *effector = allocate(3 * rows, sizeof(double)), *distance = allocate(rows, sizeof(double));
+    int failed = 0;
+    int32_t status = qik_measure(&c->chain, &c->goals, c->rows, c->rotations, position_error, orientation_error, effector);
+    if (!known_status(status))
+        failed = fail(c, "qik_measure", "answered an unknown status", status);
+    else if (!c->hostile && (status != QIK_OK || !all_finite(position_error, rows) ||
+                             !all_finite(orientation_error, rows) || !all_finite(effector, 3 * rows)))
+        failed = fail(c, "qik_measure", "did not measure a valid input to finite errors", status);
+    status = qik_pose_distance_rows(c->n, c->rows, c->rotations, c->preferred, distance);
+    if (!failed && !known_status(status))
+        failed = fail(c, "qik_pose_distance_rows", "answered an unknown status", status);
+    for (int64_t r = 0; !failed && !c->hostile && r < rows; r++)
+        if (status != QIK_OK || !(distance[r] >= 0.0 && distance[r] <= PI + 1e-12))
+            failed = fail(c, "qik_pose_distance_rows", "did not answer an angle in [0, pi] for a valid input", status);
+
+    /* A round: unmet rows (increasing), candidates from random poses clamped into the limits. */
+    int64_t unmet = rows > 0 ? 1 + below(rng, (int)rows) : 0, candidates = 1 + below(rng, 3);
+    int64_t *unmet_rows = allocate(unmet, sizeof(int64_t)), *iterations = allocate(rows, sizeof(int64_t));
+    for (int64_t u = 0, row = 0; u < unmet; u++, row++) {
+        while (rows - row > unmet - u && chance(rng, 0.4))
+            row++;
+        unmet_rows[u] = row;
+    }
+    int32_t n = c->n > 0 ? c->n : 0;
+    double *starts = allocate(4 * n * unmet * candidates, sizeof(double));
+    for (int64_t q = 0; q < n * unmet * candidates; q++)
+        random_unit4(rng, starts + 4 * q);
+    if (!c->hostile && qik_clamp(&c->chain, unmet * candidates, starts) != QIK_OK)
+        failed = failed || fail(c, "qik_clamp", "did not clamp a valid round's starts", QIK_BAD_INPUT);
+    uint8_t *taken = allocate(unmet, 1);
+    qik_restart_request round = {c->rows,
+                                 c->rotations,
+                                 position_error,
+                                 orientation_error,
+                                 iterations,
+                                 chance(rng, 0.5) ? c->preferred : NULL,
+                                 c->pass_preferred ? c->preferred : NULL,
+                                 unmet,
+                                 unmet_rows,
+                                 candidates,
+                                 starts,
+                                 below(rng, 3),
+                                 0,
+                                 uniform(rng, 0.0, 0.01),
+                                 1e-9,
+                                 taken};
+    if (c->hostile) {
+        int broken = below(rng, 7);
+        if (broken == 0 && unmet > 0)
+            unmet_rows[below(rng, (int)unmet)] = chance(rng, 0.5) ? -1 : rows + below(rng, 3);
+        else if (broken == 1)
+            round.candidates = below(rng, 2) - 1; /* 0 or -1 */
+        else if (broken == 2)
+            round.take_rule = chance(rng, 0.5) ? -1 : 3 + below(rng, 5);
+        else if (broken == 3)
+            round.tie = chance(rng, 0.5) ? NAN : -1.0;
+        else if (broken == 4 && unmet * candidates * n > 0)
+            starts[below(rng, (int)(4 * n * unmet * candidates))] = hostile_double(rng);
+        else if (broken == 5)
+            round.unmet = rows + 1 + below(rng, 3);
+        else
+            round.starts = NULL;
+    }
+    double *rotations_before = allocate(4 * count, sizeof(double)), *errors_before = allocate(rows, sizeof(double));
+    if (count > 0)
+        memcpy(rotations_before, c->rotations, (size_t)(4 * count) * sizeof(double));
+    if (rows > 0)
+        memcpy(errors_before, position_error, (size_t)rows * sizeof(double));
+    status = qik_restart_round(&c->chain, &c->goals, &c->settings, &round);
+    int unchanged = (count == 0 || !memcmp(rotations_before, c->rotations, (size_t)(4 * count) * sizeof(double))) &&
+                    (rows == 0 || !memcmp(errors_before, position_error, (size_t)rows * sizeof(double)));
+    if (!failed && !known_status(status))
+        failed = fail(c, "qik_restart_round", "answered an unknown status", status);
+    else if (!failed && status != QIK_OK && !unchanged)
+        failed = fail(c, "qik_restart_round", "refused the round after writing its rows", status);
+    else if (!failed && !c->hostile && status != QIK_OK)
+        failed = fail(c, "qik_restart_round", "did not answer QIK_OK for a valid input", status);
+    for (int64_t u = 0; !failed && status == QIK_OK && u < round.unmet && round.candidates > 0; u++) {
+        int64_t row = unmet_rows[u];
+        if (taken[u] > 1)
+            failed = fail(c, "qik_restart_round", "answered a taken flag other than 0 or 1", status);
+        else if (taken[u] && !(all_finite(c->rotations + 4 * n * row, 4 * n) && isfinite(position_error[row])))
+            failed = fail(c, "qik_restart_round", "answered QIK_OK with a non-finite row taken", status);
+    }
+    void *arrays[] = {position_error, orientation_error, effector, distance, unmet_rows, iterations, starts, taken,
+                      rotations_before, errors_before};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    return failed;
+}
+
 /* ---------------------------------------------------------------- a shot's loops */
 
 static int64_t *random_indices(rng_t *rng, int64_t count, int64_t below_value, int hostile)
@@ -933,7 +1033,7 @@ static int run_shot_case(rng_t *rng, fuzz_case *c)
         shot.solved[f] = (uint8_t)chance(rng, 0.8);
     }
     /* An order of frames as sequence sends it: increasing (hostile: an entry anywhere). */
-    int64_t order_count = 1 + below(rng, (int)frames), carries = below(rng, 4);
+    int64_t order_count = 1 + below(rng, (int)frames);
     int64_t *order = allocate(order_count, sizeof(int64_t));
     for (int64_t p = 0, frame = 0; p < order_count; p++, frame++) {
         while (frames - frame > order_count - p && chance(rng, 0.3))
@@ -942,60 +1042,57 @@ static int run_shot_case(rng_t *rng, fuzz_case *c)
     }
     if (hostile && chance(rng, 0.2))
         order[below(rng, (int)order_count)] = chance(rng, 0.5) ? below(rng, (int)frames) : frames + below(rng, 3);
-    int64_t *origins = random_indices(rng, carries, order_count, hostile);
-    int64_t *directions = random_directions(rng, carries, hostile);
-    int64_t *bounds = chance(rng, 0.5) ? random_indices(rng, carries, order_count, hostile) : NULL;
-    int64_t *rivals = chance(rng, 0.5) ? random_indices(rng, carries, carries + 1, hostile) : NULL;
-    if (rivals != NULL)
-        for (int64_t k = 0; k < carries; k++)
-            rivals[k] -= rivals[k] == carries; /* -1: no rival */
-    int64_t *slot_first = allocate(carries, sizeof(int64_t)), *slot_count = allocate(carries, sizeof(int64_t));
-    int64_t slots = 0;
-    for (int64_t k = 0; k < carries; k++) {
-        slot_first[k] = slots;
-        slot_count[k] = order_count - (hostile && chance(rng, 0.1) ? below(rng, (int)order_count + 1) : 0);
-        slots += slot_count[k];
-    }
-    double *carried = allocate(4 * n * slots, sizeof(double));
-    int64_t *carried_count = allocate(carries, sizeof(int64_t)), *ran_out_rank = allocate(carries, sizeof(int64_t));
-    int64_t *beyond = allocate(carries, sizeof(int64_t));
-    uint8_t *kept = allocate(carries, 1);
-    qik_carry_request carry = {order_count, order,  carries,         origins,     directions, bounds,
-                               rivals,      1 + below(rng, 8), 1e-3, slots,       slot_first, slot_count,
-                               carried,     carried_count,     kept, ran_out_rank, beyond};
-    if (hostile && chance(rng, 0.05))
-        carry.order = NULL;
-    shot_copy before = copy_shot(&shot, n);
-    int failed = check_shot_status(c, "qik_carry", qik_carry(&c->chain, &c->goals, &c->settings, &shot, &carry),
-                                   &shot, n, &before);
 
-    /* Blend walkers over random rows of the shot. */
-    int64_t walkers = below(rng, 4), rows = 0;
-    int64_t *lengths = allocate(walkers, sizeof(int64_t)), *offsets = allocate(walkers, sizeof(int64_t));
-    for (int64_t w = 0; w < walkers; w++) {
-        offsets[w] = rows;
-        lengths[w] = below(rng, 4);
-        rows += lengths[w];
+    /* The jump repair along the order: carries and blends of whatever jumps the random shot has. */
+    qik_repair_request repair = {order_count, order, 1 + below(rng, 8), below(rng, 4), 1e-3, uniform(rng, 0.0, 0.5)};
+    if (hostile && chance(rng, 0.2)) {
+        int broken = below(rng, 4);
+        if (broken == 0)
+            repair.order = NULL;
+        else if (broken == 1)
+            repair.carry_frames = -1 - below(rng, 3);
+        else if (broken == 2)
+            repair.jump_slack = NAN;
+        else
+            repair.order_count = chance(rng, 0.5) ? -1 : frames + 1 + below(rng, 3);
     }
-    if (hostile && walkers > 0 && chance(rng, 0.1))
-        lengths[below(rng, (int)walkers)] += 1 + below(rng, 3); /* past the rows */
-    int64_t *blend_frames = random_indices(rng, rows, frames, hostile);
-    double *blend_carried = allocate(4 * n * rows, sizeof(double)), *walker_poses = allocate(4 * n * walkers, sizeof(double));
-    double *walked = allocate(4 * n * rows, sizeof(double));
-    uint8_t *walked_met = allocate(rows, 1);
-    for (int64_t r = 0; r < rows * n; r++)
-        random_unit4(rng, blend_carried + 4 * r);
-    for (int64_t r = 0; r < walkers * n; r++)
-        random_unit4(rng, walker_poses + 4 * r);
-    if (hostile && rows > 0 && chance(rng, 0.2))
-        blend_carried[below(rng, (int)(4 * n * rows))] = hostile_double(rng);
-    qik_blend_request blend = {walkers, rows, lengths, offsets, blend_frames, blend_carried, walker_poses, walked, walked_met};
+    shot_copy before = copy_shot(&shot, n);
+    int failed = 0;
+    if (repair.order_count <= order_count) { /* (never past the array: ASan would report that, not the kernel) */
+        int32_t status = qik_repair_jumps(&c->chain, &c->goals, &c->settings, &shot, &repair);
+        failed = check_shot_status(c, "qik_repair_jumps", status, &shot, n, &before);
+    } else {
+        shot_unchanged(&before, &shot, n);
+    }
+
+    /* The frames between the order's, from random guesses. */
+    int64_t between_count = 0;
+    int64_t *between = allocate(frames, sizeof(int64_t));
+    for (int64_t frame = order[0] + 1, p = 1; p < order_count && frame < frames; frame++) {
+        while (p < order_count && order[p] < frame)
+            p++;
+        if (p < order_count && order[p] != frame && chance(rng, 0.8))
+            between[between_count++] = frame;
+    }
+    double *guesses = allocate(4 * n * between_count, sizeof(double));
+    for (int64_t r = 0; r < between_count * n; r++)
+        random_unit4(rng, guesses + 4 * r);
+    qik_fill_request fill = {order_count, order, between_count, between, guesses, chance(rng, 0.5), 0, 0.002};
+    if (hostile && chance(rng, 0.3)) {
+        int broken = below(rng, 4);
+        if (broken == 0 && between_count > 0)
+            between[below(rng, (int)between_count)] = chance(rng, 0.5) ? order[0] : frames + below(rng, 3);
+        else if (broken == 1 && between_count > 0)
+            guesses[below(rng, (int)(4 * n * between_count))] = hostile_double(rng);
+        else if (broken == 2)
+            fill.margin = NAN;
+        else
+            fill.guesses = NULL;
+    }
     if (!failed) {
         before = copy_shot(&shot, n);
-        int32_t status = qik_blend_walk(&c->chain, &c->goals, &c->settings, &shot, &blend);
-        failed = check_shot_status(c, "qik_blend_walk", status, &shot, n, &before);
-        if (!failed && !hostile && !all_finite(walked, 4 * n * rows))
-            failed = fail(c, "qik_blend_walk", "walked to a non-finite pose", status);
+        int32_t status = qik_fill_between(&c->chain, &c->goals, &c->settings, &c->settings, &shot, &fill);
+        failed = check_shot_status(c, "qik_fill_between", status, &shot, n, &before);
     }
 
     /* Walkers out from random seeds. */
@@ -1044,10 +1141,10 @@ static int run_shot_case(rng_t *rng, fuzz_case *c)
     }
     free(tip_start);
 
-    void *arrays[] = {begins, ends, follow_pose, follow_poses, follow_met, follow_poses_met, shot.met, shot.solved, shot.iterations, shot.answers, shot.answer_position_error,
-                      shot.answer_orientation_error, shot.answer_effector, order, origins, directions, bounds, rivals,
-                      slot_first, slot_count, carried, carried_count, ran_out_rank, beyond, kept, lengths, offsets,
-                      blend_frames, blend_carried, walker_poses, walked, walked_met, seeds, walk_directions, until};
+    void *arrays[] = {begins,          ends,       follow_pose, follow_poses,    follow_met, follow_poses_met,
+                      shot.met,        shot.solved, shot.iterations, shot.answers, shot.answer_position_error,
+                      shot.answer_orientation_error, shot.answer_effector, order, seeds, walk_directions, until,
+                      between,         guesses};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     return failed;
@@ -1265,7 +1362,7 @@ int main(int argc, char **argv)
             break_case(&rng, &c);
             hostile_cases++;
         }
-        int failed = run_case(&c) || run_shot_case(&rng, &c) || run_body_case(&rng, &c);
+        int failed = run_case(&c) || run_round_case(&rng, &c) || run_shot_case(&rng, &c) || run_body_case(&rng, &c);
         free_case(&c);
         if (failed)
             return 1;
