@@ -13,41 +13,23 @@ import math
 import bpy
 from mathutils import Vector
 
-from tests.blender.sessions.common import Checks, effector_world, empty, pose_mode, reset_scene
+from tests.blender.sessions.common import (
+    TORSO_BONES,
+    Checks,
+    connected_armature,
+    effector_world,
+    empty,
+    pose_mode,
+    reset_scene,
+)
 
 checks = Checks("chains that share bones solve as one body")
 reset_scene()
 
-# A torso of two spine bones and two arms of two bones hanging from its top, one each side.
-BONES = (
-    ("Root", (0, 0, 0), (0, 0, 0.5), None),
-    ("Spine1", (0, 0, 0.5), (0, 0, 1.5), "Root"),
-    ("Spine2", (0, 0, 1.5), (0, 0, 2.5), "Spine1"),
-    ("L1", (0, 0, 2.5), (1, 0, 2.5), "Spine2"),
-    ("L2", (1, 0, 2.5), (2, 0, 2.5), "L1"),
-    ("R1", (0, 0, 2.5), (-1, 0, 2.5), "Spine2"),
-    ("R2", (-1, 0, 2.5), (-2, 0, 2.5), "R1"),
-)
 TOLERANCE = 1e-4
 
 
-def torso(name: str):
-    armature = bpy.data.armatures.new(name)
-    ob = bpy.data.objects.new(name, armature)
-    bpy.context.scene.collection.objects.link(ob)
-    bpy.context.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
-    for bone_name, head, tail, parent in BONES:
-        bone = armature.edit_bones.new(bone_name)
-        bone.head, bone.tail = head, tail
-        if parent:
-            bone.parent = armature.edit_bones[parent]
-            bone.use_connect = True
-    bpy.ops.object.mode_set(mode="OBJECT")
-    return ob
-
-
-ob = torso("Torso")
+ob = connected_armature("Torso", TORSO_BONES)
 left, right = empty("TargetL", (1.2, 1.0, 2.8)), empty("TargetR", (-1.5, 0.8, 2.4))
 for tip, target in (("L2", "TargetL"), ("R2", "TargetR")):
     pose_mode(ob, tip)
@@ -324,7 +306,7 @@ with checks.step("a pin no chain can hold says so, and a pin that would end befo
 
 
 with checks.step("IK constraints that share bones convert into one body, IK Stretch into stretch"):
-    other = torso("Constrained")
+    other = connected_armature("Constrained", TORSO_BONES)
     targets = (empty("IK_L", (1.2, 1.0, 2.8)), empty("IK_R", (-1.5, 0.8, 2.4)))
     for tip, target in zip(("L2", "R2"), targets, strict=True):
         constraint = other.pose.bones[tip].constraints.new("IK")

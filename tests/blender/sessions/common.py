@@ -146,6 +146,35 @@ def make_rig(
     return ob
 
 
+# A torso of two spine bones and two arms of two bones hanging from its top, one each side:
+# (name, head, tail, parent), each bone connected to its parent.
+TORSO_BONES = (
+    ("Root", (0, 0, 0), (0, 0, 0.5), None),
+    ("Spine1", (0, 0, 0.5), (0, 0, 1.5), "Root"),
+    ("Spine2", (0, 0, 1.5), (0, 0, 2.5), "Spine1"),
+    ("L1", (0, 0, 2.5), (1, 0, 2.5), "Spine2"),
+    ("L2", (1, 0, 2.5), (2, 0, 2.5), "L1"),
+    ("R1", (0, 0, 2.5), (-1, 0, 2.5), "Spine2"),
+    ("R2", (-1, 0, 2.5), (-2, 0, 2.5), "R1"),
+)
+
+
+def connected_armature(name: str, bones) -> bpy.types.Object:
+    """An armature of ``bones`` ((name, head, tail, parent), parents first), each connected to
+    its parent."""
+    ob = bpy.data.objects.new(name, bpy.data.armatures.new(name))
+    bpy.context.scene.collection.objects.link(ob)
+    bpy.context.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    for bone_name, head, tail, parent in bones:
+        bone = ob.data.edit_bones.new(bone_name)
+        bone.head, bone.tail = head, tail
+        if parent:
+            bone.parent, bone.use_connect = ob.data.edit_bones[parent], True
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return ob
+
+
 def straight_rig(name: str, n: int, length: float = 1.0) -> bpy.types.Object:
     return make_rig(name, [((0, 0, i * length), (0, 0, (i + 1) * length)) for i in range(n)])
 

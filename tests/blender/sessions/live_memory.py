@@ -16,22 +16,20 @@ import bpy
 import numpy as np
 from mathutils import Euler
 
-from tests.blender.sessions.common import Checks, empty, pose_mode, reset_scene, submodule
+from tests.blender.sessions.common import (
+    TORSO_BONES,
+    Checks,
+    connected_armature,
+    empty,
+    pose_mode,
+    reset_scene,
+    submodule,
+)
 
 checks = Checks("what Live remembers never answers for what changed")
 session = submodule("runtime.state").session
 reset_scene()
 
-# A torso of two spine bones and two arms hanging from its top (as sessions/bodies.py).
-TORSO = (
-    ("Root", (0, 0, 0), (0, 0, 0.5), None),
-    ("Spine1", (0, 0, 0.5), (0, 0, 1.5), "Root"),
-    ("Spine2", (0, 0, 1.5), (0, 0, 2.5), "Spine1"),
-    ("L1", (0, 0, 2.5), (1, 0, 2.5), "Spine2"),
-    ("L2", (1, 0, 2.5), (2, 0, 2.5), "L1"),
-    ("R1", (0, 0, 2.5), (-1, 0, 2.5), "Spine2"),
-    ("R2", (-1, 0, 2.5), (-2, 0, 2.5), "R1"),
-)
 ARM = (
     ("A0", (0, 0, 0), (0, 0, 1), None),
     ("A1", (0, 0, 1), (0, 0, 2), "A0"),
@@ -44,16 +42,7 @@ MOVED = 1e-3
 
 
 def armature(name: str, bones) -> bpy.types.Object:
-    ob = bpy.data.objects.new(name, bpy.data.armatures.new(name))
-    bpy.context.scene.collection.objects.link(ob)
-    bpy.context.view_layer.objects.active = ob
-    bpy.ops.object.mode_set(mode="EDIT")
-    for bone_name, head, tail, parent in bones:
-        bone = ob.data.edit_bones.new(bone_name)
-        bone.head, bone.tail = head, tail
-        if parent:
-            bone.parent, bone.use_connect = ob.data.edit_bones[parent], True
-    bpy.ops.object.mode_set(mode="OBJECT")
+    ob = connected_armature(name, bones)
     for pose_bone in ob.pose.bones:
         limits = pose_bone.quat_ik
         limits.joint_type = "BALL"
@@ -73,7 +62,7 @@ def add_chain(ob, tip: str, length: int, target, **settings):
 
 def body(name: str):
     """The torso, its arms Live toward their targets (the right hand's turn too), Spine2 pinned."""
-    ob = armature(name, TORSO)
+    ob = armature(name, TORSO_BONES)
     left, right = empty(f"{name}.L", (1.2, 1.0, 2.8)), empty(f"{name}.R", (-1.5, 0.8, 2.4))
     right.rotation_euler = (0.3, 0.0, 0.4)
     add_chain(ob, "L2", 4, left, priority=1)
