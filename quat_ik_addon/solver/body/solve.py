@@ -15,7 +15,7 @@ included.)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -58,64 +58,86 @@ def solve_body(
     rotations = _start(body, cold_start if start_rotations is None else start_rotations, count, settings)
     stretch = body.clamp_stretch(np.ones((count, body.n_bones)))
     strict = Measure(*settings.tolerances(body.size), _NO_STRETCH)
-    floor = FLOOR * body.size**2
-    # ``excess``: each row's levels measured by ``strict`` at its pose, kept along with the pose.
-    rotations, stretch, iterations, excess = _stage(
-        body, tasks, rotations, stretch, settings, _NO_STRETCH, settings.max_iterations
+    rows = _Rows(
+        body, tasks, settings, *_stage(body, tasks, rotations, stretch, settings, _NO_STRETCH, settings.max_iterations)
     )
     if start_rotations is None and settings.equal_start and tasks.goal_levels > 1:
-        _from_equal_start(body, tasks, rotations, stretch, iterations, excess, settings, cold_start)
-    restarts = _restart(body, tasks, rotations, stretch, iterations, excess, settings)
+        _from_equal_start(rows, cold_start)
+    restarts = _restart(rows)
     if settings.restarts:
-        _refine(body, tasks, rotations, stretch, iterations, excess, settings)
+        _refine(rows)
     if settings.use_stretch and body.stretchy_bones.size:
-        unmet = np.nonzero(np.any(excess > floor, axis=1))[0]
-        if unmet.size:
-            row_tasks = tasks.take(unmet)
-            more_rotations, more_stretch, more, more_excess = _stage(
-                body,
-                row_tasks,
-                rotations[unmet],
-                stretch[unmet],
-                settings,
-                body.stretchy_bones,
-                settings.max_iterations,
-            )
-            iterations[unmet] += more
-            better = better_than(more_excess, excess[unmet], floor)
-            rotations[unmet[better]] = more_rotations[better]
-            stretch[unmet[better]] = more_stretch[better]
-            excess[unmet[better]] = more_excess[better]
-    return _result(body, tasks, rotations, stretch, iterations, restarts, strict, settings)
+        _stretch(rows)
+    return _result(body, tasks, rows.rotations, rows.stretch, rows.iterations, restarts, strict, settings)
 
 
-def _from_equal_start(
-    body: Body,
-    tasks: Tasks,
-    rotations: Array,
-    stretch: Array,
-    iterations: NDArray[np.int64],
-    excess: Array,
-    settings: BodySettings,
-    cold_start: ArrayLike | None,
-) -> None:
+@dataclass
+class _Rows:
+    """Every row's pose as the search improves it: rotations, stretch, the iterations spent on
+    it, and its levels' excess at that pose (measured strictly: ``_stage``'s)."""
+
+    body: Body
+    tasks: Tasks
+    settings: BodySettings
+    rotations: Array
+    stretch: Array
+    iterations: NDArray[np.int64]
+    excess: Array
+
+    @property
+    def floor(self) -> float:
+        return FLOOR * self.body.size**2
+
+    def unmet(self, levels: int | None = None) -> NDArray[np.intp]:
+        """The rows with an excess in any level (of the first ``levels``)."""
+        return np.nonzero(np.any(self.excess[:, :levels] > self.floor, axis=1))[0]
+
+    def keep_better(
+        self, rows: NDArray[np.intp], rotations: Array, excess: Array, stretch: Array | None = None
+    ) -> None:
+        """Rows ``rows`` take these poses where ``excess`` ranks better than their own."""
+        take = better_than(excess, self.excess[rows], self.floor)
+        self.rotations[rows[take]] = rotations[take]
+        if stretch is not None:
+            self.stretch[rows[take]] = stretch[take]
+        self.excess[rows[take]] = excess[take]
+
+
+def _stretch(rows: _Rows) -> None:
+    """Rows left unmet solved again with the stretchy bones free to stretch (module docstring)."""
+    unmet = rows.unmet()
+    if unmet.size == 0:
+        return
+    body, settings = rows.body, rows.settings
+    rotations, stretch, more, excess = _stage(
+        body,
+        rows.tasks.take(unmet),
+        rows.rotations[unmet],
+        rows.stretch[unmet],
+        settings,
+        body.stretchy_bones,
+        settings.max_iterations,
+    )
+    rows.iterations[unmet] += more
+    rows.keep_better(unmet, rotations, excess, stretch)
+
+
+def _from_equal_start(rows: _Rows, cold_start: ArrayLike | None) -> None:
     """Rows solved from rest (or ``cold_start``) again, from the answer of every goal at one
-    level: each keeps the better. Met first from rest, a higher level can leave the lower ones a worse basin than a
-    pose that already meets all of them where they can be met together: on 800 rows of random
-    bodies (2-5 tips, 16 bones) with goals reachable together at two levels, a solve with
-    restarts left the lower level unmet in 32 rows without this start, 4 with it. Changes the
-    arrays in place."""
+    level: each keeps the better. Met first from rest, a higher level can leave the lower ones
+    a worse basin than a pose that already meets all of them where they can be met together: on
+    800 rows of random bodies (2-5 tips, 16 bones) with goals reachable together at two levels,
+    a solve with restarts left the lower level unmet in 32 rows without this start, 4 with it."""
+    body, tasks, settings = rows.body, rows.tasks, rows.settings
     rest = _start(body, cold_start, tasks.count, settings)
     equal, _, equal_iterations, _ = _stage(
-        body, tasks.at_one_level(), rest, stretch, settings, _NO_STRETCH, settings.max_iterations
+        body, tasks.at_one_level(), rest, rows.stretch, settings, _NO_STRETCH, settings.max_iterations
     )
     seeded, _, seeded_iterations, seeded_excess = _stage(
-        body, tasks, equal, stretch, settings, _NO_STRETCH, settings.max_iterations
+        body, tasks, equal, rows.stretch, settings, _NO_STRETCH, settings.max_iterations
     )
-    take = better_than(seeded_excess, excess, FLOOR * body.size**2)
-    rotations[take] = seeded[take]
-    excess[take] = seeded_excess[take]
-    iterations += equal_iterations + seeded_iterations
+    rows.keep_better(np.arange(tasks.count), seeded, seeded_excess)
+    rows.iterations += equal_iterations + seeded_iterations
 
 
 def measure_body(
@@ -214,40 +236,32 @@ def _top_levels(tasks: Tasks) -> int:
     return min(len(tasks.levels), 2 if tasks.levels[0] == PIN_LEVEL else 1)
 
 
-def _restart(
-    body: Body,
-    tasks: Tasks,
-    rotations: Array,
-    stretch: Array,
-    iterations: NDArray[np.int64],
-    excess: Array,
-    settings: BodySettings,
-) -> NDArray[np.int64]:
+def _restart(rows: _Rows) -> NDArray[np.int64]:
     """Rows left unmet solved again from ``restart_candidates`` random poses inside the limits
     each (Blow 2002's restarts), all batched, for ``restarts`` rounds and then, while their pins
     or highest goal level stay unmet, up to ``top_restarts``; the best candidate by priority
     replaces a row's pose where it ranks better. With ``equal_start``, a candidate of the first
     rounds (those for every level) first descends with every goal at one level, as the solve
-    from rest does. Changes ``rotations``, ``iterations`` and ``excess`` (the rows' strict
-    levels' excess) in place; returns the rounds each row used."""
+    from rest does. Returns the rounds each row used."""
+    body, tasks, settings = rows.body, rows.tasks, rows.settings
     rounds = np.zeros(tasks.count, dtype=np.int64)
     candidates = settings.restart_candidates
     rng = None  # made when first needed: most calls restart nothing (it costs ~30 µs)
-    floor = FLOOR * body.size**2
     held = body.turn_shares == 0.0  # fixed or stiffness 1: a restart keeps them as they are
     # Lower levels out of reach together gain little from further rounds: those are for the top.
     top = _top_levels(tasks)
     equal_first = settings.equal_start and tasks.goal_levels > 1
     for round_ in range(max(settings.restarts, settings.top_restarts) if candidates else 0):
         levels = None if round_ < settings.restarts else top
-        unmet = np.nonzero(np.any(excess[:, :levels] > floor, axis=1))[0]
+        unmet = rows.unmet(levels)
         if unmet.size == 0:
             break
         rng = rng or np.random.default_rng(settings.seed)
-        rows = np.repeat(unmet, candidates)
-        starts = body.random_poses(rng, rows.size)
-        starts[:, held] = rotations[rows][:, held]
-        row_tasks = tasks.take(rows)
+        repeated = np.repeat(unmet, candidates)
+        starts = body.random_poses(rng, repeated.size)
+        starts[:, held] = rows.rotations[repeated][:, held]
+        row_tasks = tasks.take(repeated)
+        stretch = rows.stretch[repeated]
         if equal_first and levels is None:
             # Taken in order from a random pose, the top level pulls the lower ones into whatever
             # basin lies on its way; every goal at once first settles where they balance.
@@ -255,61 +269,54 @@ def _restart(
                 body,
                 row_tasks.at_one_level(),
                 starts,
-                stretch[rows],
+                stretch,
                 settings,
                 _NO_STRETCH,
                 settings.restart_iterations,
                 lean=True,
             )
-            iterations[unmet] += equal_iterations.reshape(unmet.size, candidates).sum(axis=1)
+            rows.iterations[unmet] += equal_iterations.reshape(unmet.size, candidates).sum(axis=1)
         trial, _, trial_iterations, trial_excess = _stage(
-            body, row_tasks, starts, stretch[rows], settings, _NO_STRETCH, settings.restart_iterations, lean=True
+            body, row_tasks, starts, stretch, settings, _NO_STRETCH, settings.restart_iterations, lean=True
         )
         trial_excess = trial_excess.reshape(unmet.size, candidates, -1)
         pick = np.zeros(unmet.size, dtype=np.intp)
         for c in range(1, candidates):
-            ahead = better_than(trial_excess[:, c], trial_excess[np.arange(unmet.size), pick], floor)
+            ahead = better_than(trial_excess[:, c], trial_excess[np.arange(unmet.size), pick], rows.floor)
             pick[ahead] = c
         chosen = np.arange(unmet.size) * candidates + pick
-        picked = trial_excess[np.arange(unmet.size), pick]
-        take = better_than(picked, excess[unmet], floor)
-        rotations[unmet[take]] = trial[chosen[take]]
-        excess[unmet[take]] = picked[take]
-        iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
+        rows.keep_better(unmet, trial[chosen], trial_excess[np.arange(unmet.size), pick])
+        rows.iterations[unmet] += trial_iterations.reshape(unmet.size, candidates).sum(axis=1)
         rounds[unmet] += 1
     return rounds
 
 
-def _refine(
-    body: Body,
-    tasks: Tasks,
-    rotations: Array,
-    stretch: Array,
-    iterations: NDArray[np.int64],
-    excess: Array,
-    settings: BodySettings,
-) -> None:
+def _refine(rows: _Rows) -> None:
     """Rows left unmet iterated on from the pose the search found, up to ``refine_iterations``
     with a level settling only once its last ``stall_iterations`` steps cut its excess by less
     than ``refine_stall_ratio`` of it; the answer replaces the row's where it ranks better. A
     level out of reach often creeps to its closest: along the curved set of poses that keep the
     levels above met (a step in their null space moves them at second order, so the steps stay
     short) or along joints pressed on their limits. ``stall_ratio``, right for telling
-    candidates apart, settles it partway. Changes the arrays in place."""
+    candidates apart, settles it partway."""
+    settings = rows.settings
     if settings.refine_iterations == 0:
         return
-    floor = FLOOR * body.size**2
-    unmet = np.nonzero(np.any(excess > floor, axis=1))[0]
+    unmet = rows.unmet()
     if unmet.size == 0:
         return
     finer = replace(settings, stall_ratio=settings.refine_stall_ratio)
     refined, _, more, refined_excess = _stage(
-        body, tasks.take(unmet), rotations[unmet], stretch[unmet], finer, _NO_STRETCH, settings.refine_iterations
+        rows.body,
+        rows.tasks.take(unmet),
+        rows.rotations[unmet],
+        rows.stretch[unmet],
+        finer,
+        _NO_STRETCH,
+        settings.refine_iterations,
     )
-    take = better_than(refined_excess, excess[unmet], floor)
-    rotations[unmet[take]] = refined[take]
-    excess[unmet[take]] = refined_excess[take]
-    iterations[unmet] += more
+    rows.keep_better(unmet, refined, refined_excess)
+    rows.iterations[unmet] += more
 
 
 def _result(
