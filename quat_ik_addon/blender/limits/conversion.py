@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 
+from ...solver.bounded_memo import BoundedMemo
 from ...solver.rig import spec as spec
 from ...solver.rig.spec_chain import solver_limit
 from ..errors import ChainError
@@ -115,22 +116,14 @@ def settings_key(group) -> tuple:
 
 
 _FIELDS: dict = {}
-_SPEC_CACHE_SIZE = 1024
-_spec_cache: dict = {}  # settings_key -> rig-spec limit (valid settings only)
+_spec_limits: BoundedMemo[spec.JointLimit] = BoundedMemo(1024)  # settings_key -> limit (valid settings only)
 
 
 def cached_spec_limit(limits) -> spec.JointLimit:
     """``spec_limit`` of a pose bone's ``quat_ik`` settings, validated once per distinct
     settings: Live posing and the panel read a rig's limits on every update. Invalid
     settings raise RigSpecError every time (they are not cached)."""
-    key = settings_key(limits)
-    found = _spec_cache.get(key)
-    if found is None:
-        found = spec_limit(limits)
-        if len(_spec_cache) >= _SPEC_CACHE_SIZE:
-            _spec_cache.clear()
-        _spec_cache[key] = found
-    return found
+    return _spec_limits.get(settings_key(limits), lambda: spec_limit(limits))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...solver.bounded_memo import BoundedMemo
 from ...solver.chain import Chain
 from ...solver.limits.joints import FixedJoint, parameter_digest
 from .. import compat
@@ -417,8 +418,7 @@ def _built_rig(ob, chain, bone_names: tuple[str, ...], pointers) -> ChainRig:
     )
 
 
-_CHAINS_KEPT = 256
-_chains: dict[bytes, Chain] = {}
+_chains: BoundedMemo[Chain] = BoundedMemo(256)
 
 
 def _interned_chain(bone_names, rest_rotations, rest_offsets, lengths, limits, effector_offset) -> Chain:
@@ -431,14 +431,9 @@ def _interned_chain(bone_names, rest_rotations, rest_offsets, lengths, limits, e
         digest.update(array.tobytes())
     for limit in limits:
         digest.update(parameter_digest(limit))
-    key = digest.digest()
-    chain = _chains.get(key)
-    if chain is None:
-        chain = Chain(bone_names, rest_rotations, rest_offsets, lengths, limits, effector_offset)
-        if len(_chains) >= _CHAINS_KEPT:
-            _chains.clear()
-        _chains[key] = chain
-    return chain
+    return _chains.get(
+        digest.digest(), lambda: Chain(bone_names, rest_rotations, rest_offsets, lengths, limits, effector_offset)
+    )
 
 
 def _overridden(ob, pose_bone) -> list[str]:

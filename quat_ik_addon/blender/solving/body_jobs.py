@@ -27,6 +27,7 @@ from ...solver.body.learned_starts import BodyLearnedStarts, learn_body_starts
 from ...solver.body.poles import BodyPole, chain_pole
 from ...solver.body.request import BodyOptions, BodyRequest
 from ...solver.body.settings import body_settings_from
+from ...solver.bounded_memo import BoundedMemo
 from ...solver.defaults import ORIENTATION_WEIGHT
 from ...solver.settings import SolveResult
 from ...solver.shots.pose_curves import blend
@@ -36,8 +37,7 @@ from . import cache
 from .jobs import ChainJob, ChainSolution
 from .matrices import check_finite, invert, rigid_frames, rigid_inverse, rotations_of
 
-_BODY_CACHE_SIZE = 64
-_bodies: dict[tuple, Body] = {}  # Live builds the same body on every update: once per distinct rig
+_bodies: BoundedMemo[Body] = BoundedMemo(64)  # Live builds the same body on every update: once per distinct rig
 
 
 @dataclass(frozen=True)
@@ -128,16 +128,14 @@ def _body_of(jobs, stretch: dict, attach: dict) -> Body:
         tuple(sorted(stretch.items(), key=lambda s: s[0])),
         tuple(attach.items()),
     )
-    body = _bodies.get(key)
-    if body is None:
+
+    def make() -> Body:
         try:
-            body = Body.from_chains(_agreeing_limits([job.rig.chain for job in jobs]), stretch=stretch, attach=attach)
+            return Body.from_chains(_agreeing_limits([job.rig.chain for job in jobs]), stretch=stretch, attach=attach)
         except ValueError as error:
             raise ChainError(f"these chains cannot be solved as one body: {error}") from None
-        if len(_bodies) >= _BODY_CACHE_SIZE:
-            _bodies.clear()
-        _bodies[key] = body
-    return body
+
+    return _bodies.get(key, make)
 
 
 def _agreeing_limits(chains: list) -> list:
@@ -312,8 +310,7 @@ def _body_frame(jobs: Sequence[ChainJob], corrections) -> _BodyFrame:
     )
 
 
-_SHAPES_KEPT = 64
-_shapes: dict[tuple, _BodyShape] = {}
+_shapes: BoundedMemo[_BodyShape] = BoundedMemo(64)
 
 
 def _shape_of(jobs: Sequence[ChainJob]) -> _BodyShape:
@@ -321,14 +318,7 @@ def _shape_of(jobs: Sequence[ChainJob]) -> _BodyShape:
     (Live solves the same body on every update). A rig is read anew whenever anything it is built
     from changes, a bone's Stretch settings included (``rig.reader``: each of them changes the
     armature's settings generation), so the same rigs make the same shape."""
-    key = tuple(job.rig for job in jobs)
-    shape = _shapes.get(key)
-    if shape is None:
-        shape = _shape_now(jobs)
-        if len(_shapes) >= _SHAPES_KEPT:
-            _shapes.clear()
-        _shapes[key] = shape
-    return shape
+    return _shapes.get(tuple(job.rig for job in jobs), lambda: _shape_now(jobs))
 
 
 def _shape_now(jobs: Sequence[ChainJob]) -> _BodyShape:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...solver import quaternion as quat
+from ...solver.bounded_memo import BoundedMemo
 from ..errors import ChainError
 
 
@@ -40,8 +41,7 @@ def nearest_rotations(m: np.ndarray) -> np.ndarray:
 
 
 # One matrix's rotation, remembered by its numbers (``rotations_of``).
-_ROTATIONS_KEPT = 64
-_rotations: dict[bytes, np.ndarray] = {}
+_rotations: BoundedMemo[np.ndarray] = BoundedMemo(64)
 
 
 def rotations_of(m: np.ndarray) -> np.ndarray:
@@ -49,16 +49,13 @@ def rotations_of(m: np.ndarray) -> np.ndarray:
     Per Frame) is answered from memory when its numbers were seen before (a target dragged or a
     rig moved keeps its turn): the SVD and the conversion cost ~0.08 ms. Read-only."""
     m = np.ascontiguousarray(m, dtype=float)
-    key = m.tobytes() if len(m) == 1 else None
-    found = _rotations.get(key) if key is not None else None
-    if found is None:
+
+    def make() -> np.ndarray:
         found = quat.from_matrix(nearest_rotations(m))
         found.setflags(write=False)
-        if key is not None:
-            if len(_rotations) >= _ROTATIONS_KEPT:
-                _rotations.clear()
-            _rotations[key] = found
-    return found
+        return found
+
+    return _rotations.get(m.tobytes(), make) if len(m) == 1 else make()
 
 
 def invert(m: np.ndarray, what: str) -> np.ndarray:

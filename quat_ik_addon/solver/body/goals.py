@@ -17,7 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import quaternion as quat
+from ..bounded_memo import BoundedMemo
 from ..entry_checks import finite_array, whole_number
+from ..identity_memo import IdentityMemo
 from .skeleton import Body
 
 Array = NDArray[np.float64]
@@ -176,26 +178,22 @@ def _rows(value: ArrayLike, size: int, what: str) -> Array:
     return finite_array(value, shape, what)
 
 
-_LAID_OUT_KEPT = 8
-_laid_out: dict[tuple, tuple[tuple, Tasks]] = {}  # by the identities of body, goals and pins
+_laid_out: IdentityMemo[Tasks] = IdentityMemo(8)  # by the identities of body, goals and pins
 
 
 def lay_out(body: Body, goals: Sequence[Goal], pins: Sequence[Pin] = ()) -> Tasks:
     """Goals and pins as ``Tasks`` (ValueError naming what is wrong). The same goal and pin
     objects laid out again (a solve and the measure of its start) give the kept ``Tasks``."""
     goals, pins = tuple(goals), tuple(pins)
-    key = (id(body), *map(id, goals), None, *map(id, pins))
-    kept = _laid_out.get(key)  # (an id in a key is its object's: the entry holds the object)
-    if kept is not None:
-        return kept[1]
-    tasks = _laid_out_now(body, goals, pins)
-    for value in vars(tasks).values():
-        if isinstance(value, np.ndarray):
-            value.setflags(write=False)  # shared by the calls that lay the same tasks out again
-    if len(_laid_out) >= _LAID_OUT_KEPT:
-        _laid_out.clear()
-    _laid_out[key] = ((body, *goals, *pins), tasks)  # (holding them: their ids stay theirs)
-    return tasks
+
+    def make() -> Tasks:
+        tasks = _laid_out_now(body, goals, pins)
+        for value in vars(tasks).values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)  # shared by the calls that lay the same tasks out again
+        return tasks
+
+    return _laid_out.get((body, *goals, *pins), make, extra=len(goals))
 
 
 def _laid_out_now(body: Body, goals: tuple, pins: tuple) -> Tasks:
@@ -245,8 +243,7 @@ def _laid_out_now(body: Body, goals: tuple, pins: tuple) -> Tasks:
     return Tasks(positions=positions, orientations=orientations, directions=directions, **layout)
 
 
-_LAYOUTS_KEPT = 64
-_layouts: dict[tuple, dict] = {}  # ``_layout``'s answers, by what they depend on
+_layouts: BoundedMemo[dict] = BoundedMemo(64)  # ``_layout``'s answers, by what they depend on
 
 
 def _layout(body: Body, goals: tuple, pins: tuple, wanted: list) -> dict:
@@ -265,9 +262,10 @@ def _layout(body: Body, goals: tuple, pins: tuple, wanted: list) -> dict:
         tuple(pin.bone for pin in pins),
         tuple(tuple(part is None for part in triple) for triple in wanted),
     )  # fmt: skip
-    found = _layouts.get(key)
-    if found is not None:
-        return found
+    return _layouts.get(key, lambda: _layout_now(body, goals, pins, wanted))
+
+
+def _layout_now(body: Body, goals: tuple, pins: tuple, wanted: list) -> dict:
     bones, points, aims, position_weights, orientation_weights, raw_levels = [], [], [], [], [], []
     for pin, (position, rotation, _none) in zip(pins, wanted[: len(pins)], strict=True):
         bones.append(body.index(pin.bone))
@@ -298,9 +296,6 @@ def _layout(body: Body, goals: tuple, pins: tuple, wanted: list) -> dict:
     for value in found.values():
         if isinstance(value, np.ndarray):
             value.setflags(write=False)
-    if len(_layouts) >= _LAYOUTS_KEPT:
-        _layouts.clear()
-    _layouts[key] = found
     return found
 
 

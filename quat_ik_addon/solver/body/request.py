@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import interrupt
 from .. import quaternion as quat
+from ..bounded_memo import BoundedMemo
 from ..defaults import DEFAULT_SETTINGS
 from ..solve import pose_distance
 from ..time_budget import spending, spent
@@ -652,8 +653,7 @@ def _rest_inside(body: Body) -> Array:
     return rest
 
 
-_WEIGHTS_KEPT = 256
-_weights: dict[tuple, Tasks] = {}  # the layouts ``_weights_of`` made, by what they depend on
+_weights: BoundedMemo[Tasks] = BoundedMemo(256)  # the layouts ``_weights_of`` made, by what they depend on
 
 
 def _weights_of(body: Body, request: BodyRequest) -> Tasks:
@@ -670,14 +670,10 @@ def _weights_of(body: Body, request: BodyRequest) -> Tasks:
         ),
         tuple((pin.bone, *(getattr(pin, name) is None for name in _PIN_PARTS)) for pin in request.pins),
     )  # fmt: skip
-    found = _weights.get(key)
-    if found is None:
-        if len(_weights) >= _WEIGHTS_KEPT:
-            _weights.clear()
-        found = _weights[key] = lay_out(
-            body, [_stand_in(goal) for goal in request.goals], [_stand_in(pin) for pin in request.pins]
-        )
-    return found
+    return _weights.get(
+        key,
+        lambda: lay_out(body, [_stand_in(goal) for goal in request.goals], [_stand_in(pin) for pin in request.pins]),
+    )
 
 
 def _stand_in(task: Goal | Pin) -> Goal | Pin:
