@@ -23,9 +23,11 @@ class BodySettings:
     together cut its excess by less than ``stall_ratio`` of it. Rows left unmet are solved again from
     ``restart_candidates`` random poses inside the limits, ``restarts`` rounds of
     ``restart_iterations``; rows whose pins or highest goal level are still unmet, up to
-    ``top_restarts`` rounds in all. With ``restarts``, rows still unmet are then refined: up to
-    ``refine_iterations`` more, a level settling once its last ``stall_iterations`` steps cut its
-    excess by less than ``refine_stall_ratio`` of it (``solve._refine``). ``use_stretch``:
+    ``top_restarts`` rounds in all. With ``restarts``, rows still unmet are then refined, from
+    their pose and from the poses the search found on the way (the first answer, the equal
+    start's, the candidates of the first ``restarts`` rounds): up to ``refine_iterations`` more
+    each, a level settling once its last ``stall_iterations`` steps cut its excess by less than
+    ``refine_stall_ratio`` of it, the best kept (``solve._refine``). ``use_stretch``:
     stretchy bones may stretch where the goals need it. ``equal_start``: goals at several levels
     are also sought all at one level first: a solve from rest also starts from that answer,
     each row keeping the better (``solve._from_equal_start``), and each candidate of the first
